@@ -1,0 +1,18 @@
+#include "base/check.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace tern::detail {
+
+CheckFailure::CheckFailure(const char* file, int line, const char* condition) {
+    stream_ << file << ":" << line << ": check failed: " << condition << ": ";
+}
+
+CheckFailure::~CheckFailure() {
+    std::fprintf(stderr, "%s\n", stream_.str().c_str());
+    std::fflush(stderr);
+    std::abort();
+}
+
+}  // namespace tern::detail
