@@ -1,0 +1,45 @@
+// Hyper-parameters of the llama and qwen2 families, read from GGUF metadata ("{arch}.block_count", ...).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "base/status.h"
+#include "formats/gguf.h"
+
+namespace tern {
+
+enum class Architecture { kLlama, kQwen2 };
+
+// How RoPE pairs the dimensions of a head: llama GGUFs store q/k permuted so adjacent elements pair up
+// (ggml's "normal" mode); qwen2 pairs element i with i + rope_dim/2 (ggml's "neox" mode).
+enum class RopeStyle { kAdjacentPairs, kHalves };
+
+struct HParams {
+    Architecture architecture = Architecture::kLlama;
+    std::string architecture_name;
+    int64_t vocab_size = 0;
+    int64_t context_length = 0;
+    int64_t embedding_dim = 0;
+    int64_t num_layers = 0;
+    int64_t ffn_dim = 0;
+    int64_t num_heads = 0;
+    int64_t num_kv_heads = 0;
+    int64_t head_dim = 0;       // key/value length per head
+    int64_t rope_dim = 0;       // dimensions of a head that RoPE rotates (<= head_dim)
+    float rms_norm_eps = 1e-5f;
+    float rope_freq_base = 10000.0f;
+    float rope_position_scale = 1.0f;  // linear RoPE scaling: positions are multiplied by this (1 / factor)
+    RopeStyle rope_style = RopeStyle::kAdjacentPairs;
+
+    int64_t q_dim() const { return num_heads * head_dim; }
+    int64_t kv_dim() const { return num_kv_heads * head_dim; }
+    // Bytes of K and V for one token across all layers, at `bytes_per_element`.
+    int64_t kv_bytes_per_token(int64_t bytes_per_element) const {
+        return 2 * num_layers * kv_dim() * bytes_per_element;
+    }
+};
+
+Result<HParams> hparams_from_gguf(const GgufFile& file);
+
+}  // namespace tern

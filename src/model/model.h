@@ -1,0 +1,69 @@
+// A decoder-only transformer of the llama / qwen2 families on the CPU. It computes logits for a flat batch of
+// tokens (prefill chunks and decode steps of several sequences mixed) against a KV cache. It knows nothing of
+// requests, text or sampling: callers pass token ids, positions and KV slots.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "base/thread_pool.h"
+#include "formats/gguf.h"
+#include "model/hparams.h"
+#include "model/kv_cache.h"
+#include "model/weights.h"
+
+namespace tern {
+
+struct TokenBatch {
+    std::vector<int32_t> tokens;
+    std::vector<int32_t> positions;    // position of each token within its sequence
+    std::vector<int32_t> slots;        // KV cache slot (sequence) of each token
+    std::vector<uint8_t> want_logits;  // 1 where the caller needs this token's next-token logits
+
+    void add(int32_t token, int32_t position, int32_t slot, bool logits) {
+        tokens.push_back(token);
+        positions.push_back(position);
+        slots.push_back(slot);
+        want_logits.push_back(logits ? 1 : 0);
+    }
+    void clear() { tokens.clear(), positions.clear(), slots.clear(), want_logits.clear(); }
+    int64_t size() const { return static_cast<int64_t>(tokens.size()); }
+};
+
+class Model {
+public:
+    // Opens and validates a GGUF model; the file stays mapped for the model's lifetime.
+    static Result<std::unique_ptr<Model>> load(const std::string& path);
+    ~Model();
+
+    const HParams& hparams() const { return hparams_; }
+    const GgufFile& file() const { return *file_; }
+    const ModelWeights& weights() const { return weights_; }
+
+    // Runs one forward pass. Within a slot, a token attends to cache positions 0..its own position, so every
+    // earlier position of that slot must have been computed already (in this batch or an earlier one).
+    // On success `logits` holds one row of vocab_size floats per token with want_logits, in batch order.
+    // Not thread-safe: one forward at a time per Model.
+    Status forward(const TokenBatch& batch, KvCache* cache, ThreadPool* pool, std::vector<float>* logits);
+
+    struct Workspace;  // scratch buffers, sized once for the largest batch seen (model/workspace.h)
+
+private:
+    Model() = default;
+    Status validate(const TokenBatch& batch, const KvCache& cache) const;
+    void attention_block(int64_t layer_idx, const TokenBatch& batch, KvCache* cache, ThreadPool* pool);
+    void apply_rope_and_store(int64_t layer_idx, const TokenBatch& batch, KvCache* cache);
+    void attend(int64_t layer_idx, const TokenBatch& batch, KvCache* cache, ThreadPool* pool);
+    void feed_forward_block(int64_t layer_idx, int64_t num_tokens, ThreadPool* pool);
+    Status compute_logits(const TokenBatch& batch, ThreadPool* pool, std::vector<float>* logits);
+
+    std::unique_ptr<GgufFile> file_;
+    HParams hparams_;
+    ModelWeights weights_;
+    std::unique_ptr<Workspace> workspace_;
+};
+
+}  // namespace tern

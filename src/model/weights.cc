@@ -1,0 +1,111 @@
+#include "model/weights.h"
+
+#include <fmt/format.h>
+
+#include "quant/dequantize.h"
+
+namespace tern {
+namespace {
+
+class Binder {
+public:
+    Binder(const GgufFile& file, const HParams& hparams) : file_(file), hparams_(hparams) {}
+
+    Status matrix(const std::string& name, int64_t row_length, int64_t num_rows, MatrixView* out) {
+        const GgufTensorInfo* info = nullptr;
+        TERN_RETURN_IF_ERROR(find(name, &info));
+        if (info->dims.size() != 2 || info->dims[0] != row_length || info->dims[1] != num_rows) {
+            return shape_error(*info, fmt::format("[{}, {}]", row_length, num_rows));
+        }
+        if (!dtype_traits(info->type).can_dequantize) {
+            return invalid_argument(fmt::format("{}: tensor '{}' has type {}, which tern cannot compute with yet",
+                                                file_.path(), name, dtype_name(info->type)));
+        }
+        *out = MatrixView{info->type, info->data, row_length, num_rows, row_bytes(info->type, row_length)};
+        return Status::ok();
+    }
+
+    Status vector(const std::string& name, int64_t length, std::vector<float>* out, bool optional = false) {
+        const GgufTensorInfo* info = file_.find_tensor(name);
+        if (info == nullptr && optional) return Status::ok();
+        TERN_RETURN_IF_ERROR(find(name, &info));
+        if (info->dims.size() != 1 || info->dims[0] != length) return shape_error(*info, fmt::format("[{}]", length));
+        if (!dtype_traits(info->type).can_dequantize) {
+            return invalid_argument(fmt::format("{}: tensor '{}' has unsupported type {}", file_.path(), name,
+                                                dtype_name(info->type)));
+        }
+        out->resize(static_cast<size_t>(length));
+        dequantize_row(info->type, info->data, out->data(), length);
+        return Status::ok();
+    }
+
+private:
+    Status find(const std::string& name, const GgufTensorInfo** out) const {
+        *out = file_.find_tensor(name);
+        if (*out == nullptr) {
+            return invalid_argument(fmt::format("{}: missing tensor '{}' required by architecture {}", file_.path(),
+                                                name, hparams_.architecture_name));
+        }
+        return Status::ok();
+    }
+
+    Status shape_error(const GgufTensorInfo& info, const std::string& expected) const {
+        std::string actual;
+        for (int64_t dim : info.dims) actual += (actual.empty() ? "" : ", ") + std::to_string(dim);
+        return invalid_argument(fmt::format("{}: tensor '{}' has shape [{}], expected {} from the model's metadata",
+                                            file_.path(), info.name, actual, expected));
+    }
+
+    const GgufFile& file_;
+    const HParams& hparams_;
+};
+
+Status bind_layer(Binder& binder, const HParams& hp, int64_t layer_idx, LayerWeights* layer) {
+    const std::string prefix = fmt::format("blk.{}.", layer_idx);
+    const int64_t dim = hp.embedding_dim;
+    TERN_RETURN_IF_ERROR(binder.vector(prefix + "attn_norm.weight", dim, &layer->attn_norm));
+    TERN_RETURN_IF_ERROR(binder.matrix(prefix + "attn_q.weight", dim, hp.q_dim(), &layer->wq));
+    TERN_RETURN_IF_ERROR(binder.matrix(prefix + "attn_k.weight", dim, hp.kv_dim(), &layer->wk));
+    TERN_RETURN_IF_ERROR(binder.matrix(prefix + "attn_v.weight", dim, hp.kv_dim(), &layer->wv));
+    TERN_RETURN_IF_ERROR(binder.matrix(prefix + "attn_output.weight", hp.q_dim(), dim, &layer->wo));
+    if (hp.architecture == Architecture::kQwen2) {
+        TERN_RETURN_IF_ERROR(binder.vector(prefix + "attn_q.bias", hp.q_dim(), &layer->bq));
+        TERN_RETURN_IF_ERROR(binder.vector(prefix + "attn_k.bias", hp.kv_dim(), &layer->bk));
+        TERN_RETURN_IF_ERROR(binder.vector(prefix + "attn_v.bias", hp.kv_dim(), &layer->bv));
+    }
+    TERN_RETURN_IF_ERROR(binder.vector(prefix + "ffn_norm.weight", dim, &layer->ffn_norm));
+    TERN_RETURN_IF_ERROR(binder.matrix(prefix + "ffn_gate.weight", dim, hp.ffn_dim, &layer->w_gate));
+    TERN_RETURN_IF_ERROR(binder.matrix(prefix + "ffn_up.weight", dim, hp.ffn_dim, &layer->w_up));
+    return binder.matrix(prefix + "ffn_down.weight", hp.ffn_dim, dim, &layer->w_down);
+}
+
+}  // namespace
+
+Result<ModelWeights> bind_weights(const GgufFile& file, HParams* hparams) {
+    const GgufTensorInfo* embedding = file.find_tensor("token_embd.weight");
+    if (embedding == nullptr || embedding->dims.size() != 2) {
+        return invalid_argument(file.path() + ": missing 2-D tensor 'token_embd.weight'");
+    }
+    hparams->vocab_size = embedding->dims[1];
+    Binder binder(file, *hparams);
+    ModelWeights weights;
+    TERN_RETURN_IF_ERROR(
+        binder.matrix("token_embd.weight", hparams->embedding_dim, hparams->vocab_size, &weights.token_embedding));
+    TERN_RETURN_IF_ERROR(binder.vector("output_norm.weight", hparams->embedding_dim, &weights.output_norm));
+    weights.output_tied = file.find_tensor("output.weight") == nullptr;
+    if (weights.output_tied) {
+        weights.output = weights.token_embedding;
+    } else {
+        TERN_RETURN_IF_ERROR(
+            binder.matrix("output.weight", hparams->embedding_dim, hparams->vocab_size, &weights.output));
+    }
+    TERN_RETURN_IF_ERROR(
+        binder.vector("rope_freqs.weight", hparams->rope_dim / 2, &weights.rope_freq_factors, /*optional=*/true));
+    weights.layers.resize(static_cast<size_t>(hparams->num_layers));
+    for (int64_t layer_idx = 0; layer_idx < hparams->num_layers; ++layer_idx) {
+        TERN_RETURN_IF_ERROR(bind_layer(binder, *hparams, layer_idx, &weights.layers[static_cast<size_t>(layer_idx)]));
+    }
+    return weights;
+}
+
+}  // namespace tern

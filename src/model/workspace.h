@@ -1,0 +1,64 @@
+// Scratch buffers of one Model's forward pass. They grow to the largest batch seen and are then reused,
+// so decoding allocates nothing per token.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "model/hparams.h"
+#include "model/model.h"
+
+namespace tern {
+
+struct Model::Workspace {
+    std::vector<float> hidden, normed, q, k, v, attn_out, gate, up;
+    std::vector<float> rope_cos, rope_sin;  // [token][pair]
+    std::vector<float> row_scratch, scores;  // per thread
+    int64_t row_scratch_size = 0;
+    int64_t scores_size = 0;
+    int64_t capacity_tokens = -1;
+
+    void reserve(const HParams& hp, int64_t num_tokens, int64_t max_keys, int num_threads) {
+        if (num_tokens > capacity_tokens) {
+            capacity_tokens = num_tokens;
+            const auto size = [&](int64_t width) { return static_cast<size_t>(num_tokens * width); };
+            hidden.resize(size(hp.embedding_dim));
+            normed.resize(size(hp.embedding_dim));
+            q.resize(size(hp.q_dim()));
+            attn_out.resize(size(hp.q_dim()));
+            k.resize(size(hp.kv_dim()));
+            v.resize(size(hp.kv_dim()));
+            gate.resize(size(hp.ffn_dim));
+            up.resize(size(hp.ffn_dim));
+            rope_cos.resize(size(hp.rope_dim / 2));
+            rope_sin.resize(size(hp.rope_dim / 2));
+        }
+        row_scratch_size = std::max({hp.embedding_dim, hp.q_dim(), hp.ffn_dim});
+        scores_size = max_keys;
+        const auto per_thread = [&](int64_t width) { return static_cast<size_t>(width * num_threads); };
+        if (row_scratch.size() < per_thread(row_scratch_size)) row_scratch.resize(per_thread(row_scratch_size));
+        if (scores.size() < per_thread(scores_size)) scores.resize(per_thread(scores_size));
+    }
+
+    float* thread_row_scratch(int thread_idx) { return row_scratch.data() + thread_idx * row_scratch_size; }
+    float* thread_scores(int thread_idx) { return scores.data() + thread_idx * scores_size; }
+
+    // cos/sin of position * scale * base^(-2i/rope_dim) / factor[i] for every token and rotation pair.
+    void fill_rope_tables(const HParams& hp, const std::vector<int32_t>& positions, const std::vector<float>& factors) {
+        const int64_t half = hp.rope_dim / 2;
+        for (size_t token_idx = 0; token_idx < positions.size(); ++token_idx) {
+            const double position = static_cast<double>(positions[token_idx]) * hp.rope_position_scale;
+            for (int64_t pair_idx = 0; pair_idx < half; ++pair_idx) {
+                double frequency = std::pow(static_cast<double>(hp.rope_freq_base),
+                                            -2.0 * static_cast<double>(pair_idx) / static_cast<double>(hp.rope_dim));
+                if (!factors.empty()) frequency /= factors[static_cast<size_t>(pair_idx)];
+                const double angle = position * frequency;
+                rope_cos[token_idx * half + pair_idx] = static_cast<float>(std::cos(angle));
+                rope_sin[token_idx * half + pair_idx] = static_cast<float>(std::sin(angle));
+            }
+        }
+    }
+};
+
+}  // namespace tern

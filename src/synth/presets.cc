@@ -1,0 +1,58 @@
+#include "synth/presets.h"
+
+#include <cmath>
+#include <numbers>
+
+namespace tern {
+
+const std::vector<ModelPreset>& model_presets() {
+    // Shapes from each model's config.json; `tiny` and `tiny-qwen2` are small enough for unit tests.
+    static const std::vector<ModelPreset> kPresets = {
+        {"tiny", "llama", 1024, 512, 128, 4, 352, 4, 2, 10000.0f, 1e-5f, false, false,
+         "llama architecture, 4 layers, 128 wide (tests)"},
+        {"tiny-qwen2", "qwen2", 1024, 512, 128, 4, 352, 4, 2, 1000000.0f, 1e-6f, true, false,
+         "qwen2 architecture with biases and tied embeddings, 4 layers, 128 wide (tests)"},
+        {"qwen2.5-0.5b", "qwen2", 151936, 32768, 896, 24, 4864, 14, 2, 1000000.0f, 1e-6f, true, false,
+         "Qwen2.5-0.5B shapes"},
+        {"tinyllama-1.1b", "llama", 32000, 2048, 2048, 22, 5632, 32, 4, 10000.0f, 1e-5f, false, false,
+         "TinyLlama-1.1B shapes"},
+        {"llama2-7b", "llama", 32000, 4096, 4096, 32, 11008, 32, 32, 10000.0f, 1e-5f, false, false,
+         "Llama-2-7B shapes"},
+        {"llama3-8b", "llama", 128256, 8192, 4096, 32, 14336, 32, 8, 500000.0f, 1e-5f, false, false,
+         "Meta-Llama-3-8B shapes"},
+        {"llama3.1-8b", "llama", 128256, 131072, 4096, 32, 14336, 32, 8, 500000.0f, 1e-5f, false, true,
+         "Llama-3.1-8B shapes with llama3 RoPE scaling"},
+    };
+    return kPresets;
+}
+
+std::optional<ModelPreset> find_preset(std::string_view name) {
+    for (const ModelPreset& preset : model_presets()) {
+        if (preset.name == name) return preset;
+    }
+    return std::nullopt;
+}
+
+std::vector<float> llama3_rope_factors(int64_t head_dim, float freq_base, float factor, float low_freq_factor,
+                                       float high_freq_factor, int64_t original_context) {
+    const double low_freq_wavelen = static_cast<double>(original_context) / low_freq_factor;
+    const double high_freq_wavelen = static_cast<double>(original_context) / high_freq_factor;
+    std::vector<float> factors;
+    for (int64_t dim_idx = 0; dim_idx < head_dim; dim_idx += 2) {
+        const double frequency = 1.0 / std::pow(static_cast<double>(freq_base),
+                                                static_cast<double>(dim_idx) / static_cast<double>(head_dim));
+        const double wavelen = 2.0 * std::numbers::pi / frequency;
+        if (wavelen < high_freq_wavelen) {
+            factors.push_back(1.0f);
+        } else if (wavelen > low_freq_wavelen) {
+            factors.push_back(factor);
+        } else {
+            const double smooth = (static_cast<double>(original_context) / wavelen - low_freq_factor) /
+                                  (high_freq_factor - low_freq_factor);
+            factors.push_back(static_cast<float>(1.0 / ((1.0 - smooth) / factor + smooth)));
+        }
+    }
+    return factors;
+}
+
+}  // namespace tern

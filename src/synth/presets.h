@@ -1,0 +1,37 @@
+// Model shapes of real checkpoints, so synthetic models (random weights) have the real byte counts and
+// compute: performance work and demos need no download.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tern {
+
+struct ModelPreset {
+    std::string name;
+    std::string architecture;  // "llama" or "qwen2"
+    int64_t vocab_size;
+    int64_t context_length;
+    int64_t embedding_dim;
+    int64_t num_layers;
+    int64_t ffn_dim;
+    int64_t num_heads;
+    int64_t num_kv_heads;
+    float rope_freq_base;
+    float rms_norm_eps;
+    bool tied_embeddings;
+    bool llama3_rope_scaling;  // Llama 3.1: rope_freqs.weight with factor 8, low 1, high 4, original context 8192
+    std::string description;
+};
+
+const std::vector<ModelPreset>& model_presets();
+std::optional<ModelPreset> find_preset(std::string_view name);
+
+// Llama 3.1 RoPE frequency divisors for each rotation pair (as Hugging Face's `_compute_llama3_parameters`).
+std::vector<float> llama3_rope_factors(int64_t head_dim, float freq_base, float factor, float low_freq_factor,
+                                       float high_freq_factor, int64_t original_context);
+
+}  // namespace tern

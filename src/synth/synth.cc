@@ -1,0 +1,159 @@
+#include "synth/synth.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <numbers>
+#include <vector>
+
+#include "formats/gguf_writer.h"
+#include "quant/quantize.h"
+#include "synth/synth_vocab.h"
+
+namespace tern {
+namespace {
+
+uint64_t splitmix64(uint64_t state) {
+    state += 0x9e3779b97f4a7c15ull;
+    state = (state ^ (state >> 30)) * 0xbf58476d1ce4e5b9ull;
+    state = (state ^ (state >> 27)) * 0x94d049bb133111ebull;
+    return state ^ (state >> 31);
+}
+
+uint64_t hash_name(const std::string& name, uint64_t seed) {
+    uint64_t hash = 0xcbf29ce484222325ull ^ seed;
+    for (char c : name) hash = (hash ^ static_cast<uint8_t>(c)) * 0x100000001b3ull;
+    return splitmix64(hash);
+}
+
+// Normal(0, stddev) values from a seed, by Box-Muller over splitmix64 draws.
+void fill_normal(uint64_t seed, float stddev, float* out, int64_t count) {
+    uint64_t state = seed;
+    for (int64_t idx = 0; idx < count; idx += 2) {
+        state = splitmix64(state);
+        const double u1 = (static_cast<double>(state >> 11) + 1.0) * 0x1.0p-53;  // (0, 1]
+        state = splitmix64(state);
+        const double u2 = static_cast<double>(state >> 11) * 0x1.0p-53;
+        const double radius = std::sqrt(-2.0 * std::log(u1)) * stddev;
+        out[idx] = static_cast<float>(radius * std::cos(2.0 * std::numbers::pi * u2));
+        if (idx + 1 < count) out[idx + 1] = static_cast<float>(radius * std::sin(2.0 * std::numbers::pi * u2));
+    }
+}
+
+class SynthBuilder {
+public:
+    SynthBuilder(const SynthOptions& options, ThreadPool* pool) : options_(options), pool_(pool) {}
+
+    void matrix(const std::string& name, int64_t row_length, int64_t num_rows, bool is_output = false) {
+        const DType type = synth_tensor_type(options_.weight_type, row_length, is_output);
+        const uint64_t seed = hash_name(name, options_.seed);
+        ThreadPool* pool = pool_;
+        writer_.add_tensor(name, type, {row_length, num_rows}, [=](uint8_t* dst) {
+            const int64_t stride = row_bytes(type, row_length);
+            pool->parallel_for(num_rows, [&](int64_t begin, int64_t end, int) {
+                std::vector<float> row(static_cast<size_t>(row_length));
+                for (int64_t row_idx = begin; row_idx < end; ++row_idx) {
+                    fill_normal(splitmix64(seed + static_cast<uint64_t>(row_idx)), 0.02f, row.data(), row_length);
+                    quantize_row(type, row.data(), dst + row_idx * stride, row_length);
+                }
+            });
+        });
+    }
+
+    void vector(const std::string& name, std::vector<float> values) {
+        const int64_t length = static_cast<int64_t>(values.size());
+        writer_.add_tensor(name, DType::kF32, {length}, [values = std::move(values)](uint8_t* dst) {
+            std::memcpy(dst, values.data(), values.size() * sizeof(float));
+        });
+    }
+
+    void random_vector(const std::string& name, int64_t length) {
+        std::vector<float> values(static_cast<size_t>(length));
+        fill_normal(hash_name(name, options_.seed), 0.02f, values.data(), length);
+        vector(name, std::move(values));
+    }
+
+    GgufWriter& writer() { return writer_; }
+
+private:
+    SynthOptions options_;
+    ThreadPool* pool_;
+    GgufWriter writer_;
+};
+
+void add_hparams(const ModelPreset& preset, const SynthOptions& options, GgufWriter* writer) {
+    const std::string& arch = preset.architecture;
+    writer->add_string("general.architecture", arch);
+    writer->add_string("general.name", fmt::format("tern synth {} (random weights)", preset.name));
+    writer->add_u32("general.file_type", static_cast<uint32_t>(options.weight_type));
+    writer->add_u32(arch + ".context_length", static_cast<uint32_t>(preset.context_length));
+    writer->add_u32(arch + ".embedding_length", static_cast<uint32_t>(preset.embedding_dim));
+    writer->add_u32(arch + ".block_count", static_cast<uint32_t>(preset.num_layers));
+    writer->add_u32(arch + ".feed_forward_length", static_cast<uint32_t>(preset.ffn_dim));
+    writer->add_u32(arch + ".attention.head_count", static_cast<uint32_t>(preset.num_heads));
+    writer->add_u32(arch + ".attention.head_count_kv", static_cast<uint32_t>(preset.num_kv_heads));
+    writer->add_u32(arch + ".rope.dimension_count", static_cast<uint32_t>(preset.embedding_dim / preset.num_heads));
+    writer->add_f32(arch + ".rope.freq_base", preset.rope_freq_base);
+    writer->add_f32(arch + ".attention.layer_norm_rms_epsilon", preset.rms_norm_eps);
+    writer->add_u32(arch + ".vocab_size", static_cast<uint32_t>(preset.vocab_size));
+}
+
+void add_layer(const ModelPreset& preset, int64_t layer_idx, SynthBuilder* builder) {
+    const std::string prefix = fmt::format("blk.{}.", layer_idx);
+    const int64_t dim = preset.embedding_dim;
+    const int64_t kv_dim = dim / preset.num_heads * preset.num_kv_heads;
+    builder->vector(prefix + "attn_norm.weight", std::vector<float>(static_cast<size_t>(dim), 1.0f));
+    builder->matrix(prefix + "attn_q.weight", dim, dim);
+    builder->matrix(prefix + "attn_k.weight", dim, kv_dim);
+    builder->matrix(prefix + "attn_v.weight", dim, kv_dim);
+    if (preset.architecture == "qwen2") {
+        builder->random_vector(prefix + "attn_q.bias", dim);
+        builder->random_vector(prefix + "attn_k.bias", kv_dim);
+        builder->random_vector(prefix + "attn_v.bias", kv_dim);
+    }
+    builder->matrix(prefix + "attn_output.weight", dim, dim);
+    builder->vector(prefix + "ffn_norm.weight", std::vector<float>(static_cast<size_t>(dim), 1.0f));
+    builder->matrix(prefix + "ffn_gate.weight", dim, preset.ffn_dim);
+    builder->matrix(prefix + "ffn_up.weight", dim, preset.ffn_dim);
+    builder->matrix(prefix + "ffn_down.weight", preset.ffn_dim, dim);
+}
+
+}  // namespace
+
+DType synth_tensor_type(DType requested, int64_t row_length, bool is_output) {
+    DType type = requested;
+    const bool low_bit = type == DType::kQ4_0 || type == DType::kQ4_1 || type == DType::kQ5_0 ||
+                         type == DType::kQ5_1 || type == DType::kQ4_K || type == DType::kQ5_K;
+    if (is_output && low_bit) type = DType::kQ6_K;
+    if (row_length % dtype_traits(type).block_size == 0) return type;
+    switch (type) {
+        case DType::kQ4_K: type = DType::kQ5_0; break;
+        case DType::kQ5_K: type = DType::kQ5_1; break;
+        case DType::kQ6_K: type = DType::kQ8_0; break;
+        default: type = DType::kF16; break;
+    }
+    return row_length % dtype_traits(type).block_size == 0 ? type : DType::kF16;
+}
+
+Status write_synth_model(const ModelPreset& preset, const SynthOptions& options, const std::string& path,
+                         ThreadPool* pool) {
+    if (!can_quantize(options.weight_type)) {
+        return invalid_argument(fmt::format("tern cannot write {} weights; use f32, f16, bf16, q8_0, q4_0, q4_K or q6_K",
+                                            dtype_name(options.weight_type)));
+    }
+    TERN_ASSIGN_OR_RETURN(SynthVocab vocab, make_synth_vocab(preset.vocab_size));
+    SynthBuilder builder(options, pool);
+    add_hparams(preset, options, &builder.writer());
+    add_vocab_metadata(vocab, &builder.writer());
+    builder.matrix("token_embd.weight", preset.embedding_dim, preset.vocab_size, preset.tied_embeddings);
+    builder.vector("output_norm.weight", std::vector<float>(static_cast<size_t>(preset.embedding_dim), 1.0f));
+    if (!preset.tied_embeddings) builder.matrix("output.weight", preset.embedding_dim, preset.vocab_size, true);
+    if (preset.llama3_rope_scaling) {
+        builder.vector("rope_freqs.weight", llama3_rope_factors(preset.embedding_dim / preset.num_heads,
+                                                                preset.rope_freq_base, 8.0f, 1.0f, 4.0f, 8192));
+    }
+    for (int64_t layer_idx = 0; layer_idx < preset.num_layers; ++layer_idx) add_layer(preset, layer_idx, &builder);
+    return builder.writer().write(path);
+}
+
+}  // namespace tern
