@@ -1,9 +1,45 @@
-// tern: one binary, one thin file per subcommand.
-#include <CLI/CLI.hpp>
+// tern: one binary, one thin file per subcommand (flags -> options struct -> library call).
+#include <cstdio>
+
+#include "apps/commands.h"
+
+namespace tern::apps {
+
+Status& action_status();
+
+int report(const Status& status) {
+    if (status.is_ok()) return 0;
+    std::fprintf(stderr, "tern: error: %s\n", status.message().c_str());
+    return 1;
+}
+
+// CLI11 callbacks return nothing, so the chosen subcommand's status is kept here for main().
+Status& action_status() {
+    static Status status;
+    return status;
+}
+
+void set_action(CLI::App* command, std::function<Status()> action) {
+    command->callback([action = std::move(action)] { action_status() = action(); });
+}
+
+}  // namespace tern::apps
 
 int main(int argc, char** argv) {
     CLI::App app{"tern: LLM inference on the CPU"};
     app.require_subcommand(1);
-    CLI11_PARSE(app, argc, argv);
-    return 0;
+    app.set_version_flag("--version", "tern 0.1.0");
+    tern::apps::register_generate(app);
+    tern::apps::register_tokenize(app);
+    tern::apps::register_info(app);
+    tern::apps::register_synth(app);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& error) {
+        return app.exit(error);
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "tern: error: %s\n", error.what());
+        return 1;
+    }
+    return tern::apps::report(tern::apps::action_status());
 }

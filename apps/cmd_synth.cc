@@ -1,0 +1,51 @@
+// tern synth: a GGUF with random weights in a real model's shape (the embedded default models).
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "apps/commands.h"
+#include "synth/synth.h"
+
+namespace tern::apps {
+namespace {
+
+struct SynthCommandOptions {
+    std::string preset = "tiny";
+    std::string type = "f32";
+    std::string output_path;
+    uint64_t seed = 42;
+    int num_threads = 2;
+};
+
+std::string preset_names() {
+    std::string names;
+    for (const ModelPreset& preset : model_presets()) names += (names.empty() ? "" : ", ") + preset.name;
+    return names;
+}
+
+Status run_synth(const SynthCommandOptions& options) {
+    const std::optional<ModelPreset> preset = find_preset(options.preset);
+    if (!preset) return invalid_argument(fmt::format("unknown preset '{}'; choose one of: {}", options.preset, preset_names()));
+    const std::optional<DType> type = dtype_from_name(options.type);
+    if (!type) return invalid_argument(fmt::format("unknown weight type '{}'; use f32, f16, bf16, q8_0, q4_0, q4_K or q6_K", options.type));
+    ThreadPool pool(options.num_threads);
+    TERN_RETURN_IF_ERROR(write_synth_model(*preset, SynthOptions{*type, options.seed}, options.output_path, &pool));
+    std::cerr << fmt::format("wrote {} ({}, {} weights, seed {})\n", options.output_path, preset->description,
+                             dtype_name(*type), options.seed);
+    return Status::ok();
+}
+
+}  // namespace
+
+void register_synth(CLI::App& app) {
+    auto options = std::make_shared<SynthCommandOptions>();
+    CLI::App* command = app.add_subcommand("synth", "Write a GGUF with random weights in a real model's shape");
+    command->add_option("--preset", options->preset, "Model shape: " + preset_names())->capture_default_str();
+    command->add_option("--type", options->type, "Weight type: f32, f16, bf16, q8_0, q4_0, q4_K, q6_K")->capture_default_str();
+    command->add_option("-o,--output", options->output_path, "Output GGUF path")->required();
+    command->add_option("--seed", options->seed, "Random seed")->capture_default_str();
+    command->add_option("-t,--threads", options->num_threads, "Threads")->capture_default_str()->check(CLI::Range(1, 512));
+    set_action(command, [options] { return run_synth(*options); });
+}
+
+}  // namespace tern::apps

@@ -1,0 +1,23 @@
+// Each subcommand registers its flags and its action on the root CLI11 app.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+#include "base/status.h"
+
+namespace tern::apps {
+
+void register_generate(CLI::App& app);
+void register_tokenize(CLI::App& app);
+void register_info(CLI::App& app);
+void register_synth(CLI::App& app);
+
+// Prints "tern: error: MESSAGE" as one line and turns a failed Status into exit code 1.
+int report(const Status& status);
+
+// Runs `action` as the subcommand's callback; its failure becomes one error line and a non-zero exit.
+void set_action(CLI::App* command, std::function<Status()> action);
+
+}  // namespace tern::apps

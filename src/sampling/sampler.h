@@ -1,0 +1,109 @@
+// Picks the next token from one row of logits: penalties, greedy or top-k / temperature / top-p / min-p, then a
+// seeded draw. It owns the token history the penalties need; it does not run the model or touch the tokenizer.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "sampling/sampling_params.h"
+
+namespace tern {
+
+// One Sampler per sequence. Not thread-safe: call it from the thread that drives that sequence.
+//
+// sample() runs, in order:
+//   1. penalties (repetition, then presence/frequency; see SamplingParams for which tokens count);
+//   2. temperature == 0: return the argmax, ties to the lowest token id;
+//   3. top-k (ties at the cut go to the lowest ids);
+//   4. temperature scaling and softmax over the survivors;
+//   5. top-p (the smallest set of best survivors holding top_p of the mass), then min-p relative to the best;
+//   6. a draw from the renormalised survivors.
+// The draw uses std::mt19937_64 seeded with params.seed, one 64-bit output per non-greedy sample(), turned into a
+// double in [0, 1) from its top 53 bits (not std::uniform_real_distribution, whose output differs between
+// standard libraries), so a seed reproduces the same tokens everywhere.
+//
+// Logits may be -inf (masked tokens); NaN is treated as -inf and +inf as the largest float. A row with no
+// finite logit is a caller bug and fails a TERN_CHECK.
+//
+// Cost per sample() for a vocabulary of V: O(V) to copy, penalise and exponentiate; top-k is one O(V) pass (O(V log k)
+// at worst); top-p sorts only the tokens close to its cut. Memory: 12 bytes per vocabulary entry for the candidate
+// buffer, plus 4 per entry for each penalty family in use (repetition; presence/frequency).
+class Sampler {
+public:
+    // `params` must pass validate() and `vocab_size` must be > 0 (both checked; validate user input first).
+    Sampler(const SamplingParams& params, int32_t vocab_size);
+
+    // Adds prompt tokens to the history seen by repetition_penalty (not by presence/frequency). Call it once
+    // before the first sample(); calling it again appends. Token ids must be in [0, vocab_size).
+    void accept_prompt(const std::vector<int32_t>& tokens);
+
+    // Adds one generated token to the history of every penalty. sample() does not do this itself: call it with
+    // the token that was actually emitted (which may differ from the sampled one, e.g. with speculative decoding).
+    void accept(int32_t token);
+
+    // Returns a token id in [0, vocab_size) for `logits`, a row of vocab_size floats that is only read.
+    // Reuses member buffers: no heap allocation per call.
+    int32_t sample(const float* logits);
+
+    // The `n` most likely tokens of log_softmax(logits) with their log-probabilities, most likely first (ties to
+    // the lowest id); n is clamped to [0, vocab_size]. Uses the raw logits: no penalties, no temperature, which is
+    // what the OpenAI `logprobs` field reports. Allocates only the returned vector.
+    std::vector<std::pair<int32_t, float>> top_logprobs(const float* logits, int n);
+
+    // Applies the penalties in place to a row of vocab_size logits, exactly as sample() does on its own copy.
+    void apply_penalties(float* logits) const;
+
+    const SamplingParams& params() const { return params_; }
+    int32_t vocab_size() const { return vocab_size_; }
+
+private:
+    // A surviving token. Ranking always uses the logit, so near-equal logits whose weights round to the same
+    // float still order as greedy does.
+    struct Candidate {
+        int32_t id;
+        float logit;   // after penalties
+        float weight;  // exp((logit - max_logit) / temperature): unnormalised probability, 1 for the best token
+    };
+
+    void push_window(int32_t token);
+    float penalized(int32_t token, float logit) const;
+    template <typename RefFn>
+    void for_each_penalized(RefFn&& ref) const;
+
+    // Each stage works on candidates_[0, num_candidates_); the doubles are sums of the surviving weights.
+    void fill_candidates(const float* logits);
+    int32_t argmax_candidates() const;
+    void keep_top_k(size_t k);
+    double compute_weights();
+    size_t top_p_bucket(float logit) const;
+    double keep_top_p(double total);
+    double keep_min_p();
+    int32_t draw(double total);
+
+    SamplingParams params_;
+    int32_t vocab_size_;
+    std::mt19937_64 rng_;
+
+    // Repetition window over prompt+output: a ring of the last penalty_last_n tokens (empty when the window is
+    // the whole history), per-token counts, and the distinct tokens with a non-zero count.
+    bool track_window_ = false;
+    std::vector<int32_t> ring_;
+    size_t ring_head_ = 0;
+    std::vector<int32_t> window_counts_;
+    std::vector<int32_t> window_tokens_;
+
+    // Presence/frequency: per-token counts over the output and the distinct tokens with a non-zero count.
+    bool track_output_ = false;
+    std::vector<int32_t> output_counts_;
+    std::vector<int32_t> output_tokens_;
+
+    // Candidates [0, num_candidates_) survive, in no particular order.
+    std::vector<Candidate> candidates_;
+    size_t num_candidates_ = 0;
+    float max_logit_ = 0.0f;            // best surviving logit, set by compute_weights()
+    std::vector<double> bucket_mass_;   // top-p histogram; sized only when top_p is on
+};
+
+}  // namespace tern

@@ -1,0 +1,85 @@
+// The CLI as a user drives it: help, generate (greedy golden and seeded sampling), tokenize, bad flags.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "run_command.h"
+
+namespace tern {
+namespace {
+
+const std::string kStoriesDir = std::string(TERN_SHARED_DIR) + "/models/stories260K";
+const std::string kStories = kStoriesDir + "/stories260K-f32.gguf";
+
+nlohmann::json reference() {
+    std::ifstream stream(kStoriesDir + "/reference.json");
+    return nlohmann::json::parse(stream);
+}
+
+TEST(Cli, HelpForEveryCommand) {
+    const testing::CommandResult root = testing::run_tern("--help");
+    EXPECT_EQ(root.exit_code, 0);
+    for (const char* command : {"generate", "tokenize", "info", "synth"}) {
+        EXPECT_NE(root.out.find(command), std::string::npos) << command;
+        const testing::CommandResult help = testing::run_tern(std::string(command) + " --help");
+        EXPECT_EQ(help.exit_code, 0) << command;
+        EXPECT_NE(help.out.find("--"), std::string::npos) << command;
+    }
+    EXPECT_NE(testing::run_tern("frobnicate").exit_code, 0);
+}
+
+TEST(Cli, GreedyGenerateMatchesReference) {
+    for (const nlohmann::json& prompt : reference()["prompts"]) {
+        const testing::CommandResult result = testing::run_tern(
+            "generate --json --temp 0 -n 32 -m " + kStories + " -p '" + prompt["text"].get<std::string>() + "'");
+        ASSERT_EQ(result.exit_code, 0) << result.err;
+        const nlohmann::json output = nlohmann::json::parse(result.out);
+        EXPECT_EQ(output["prompt_tokens"], prompt["prompt_tokens"]);
+        EXPECT_EQ(output["tokens"], prompt["greedy_tokens"]);
+        EXPECT_EQ(output["text"], prompt["greedy_text"]);
+        EXPECT_GT(output["timings"]["decode_tokens_per_s"].get<double>(), 0.0);
+    }
+}
+
+TEST(Cli, SeededSamplingIsReproducible) {
+    const auto run = [](int seed) {
+        const testing::CommandResult result = testing::run_tern(
+            "generate --json --temp 1 --top-k 40 --top-p 0.95 -n 24 --seed " + std::to_string(seed) + " -m " +
+            kStories + " -p 'Once upon a time'");
+        EXPECT_EQ(result.exit_code, 0) << result.err;
+        return nlohmann::json::parse(result.out)["tokens"].get<std::vector<int>>();
+    };
+    const std::vector<int> first = run(7);
+    EXPECT_EQ(first, run(7));
+    EXPECT_TRUE(run(8) != first || run(9) != first);
+}
+
+TEST(Cli, TokenizeTextAndFileBytes) {
+    const testing::CommandResult plain = testing::run_tern("tokenize -m " + kStories + " 'Once upon a time'");
+    ASSERT_EQ(plain.exit_code, 0) << plain.err;
+    EXPECT_EQ(plain.out, "403 407 261 378\n");
+    const testing::CommandResult with_bos = testing::run_tern("tokenize --add-bos -m " + kStories + " 'Once upon a time'");
+    EXPECT_EQ(with_bos.out, "1 403 407 261 378\n");
+    const std::string path = testing::temp_dir() + "/prompt.txt";
+    std::ofstream(path, std::ios::binary) << "Once upon a time\n";
+    const testing::CommandResult from_file = testing::run_tern("tokenize -m " + kStories + " --file " + path);
+    ASSERT_EQ(from_file.exit_code, 0) << from_file.err;
+    EXPECT_EQ(from_file.out.rfind("403 407 261 378 ", 0), 0u) << "the final newline is kept: " << from_file.out;
+}
+
+TEST(Cli, BadValuesGiveOneErrorLine) {
+    const testing::CommandResult bad_top_p =
+        testing::run_tern("generate -m " + kStories + " -p hi --top-p 1.5");
+    EXPECT_EQ(bad_top_p.exit_code, 1);
+    EXPECT_NE(bad_top_p.err.find("top_p"), std::string::npos) << bad_top_p.err;
+    const testing::CommandResult bad_preset = testing::run_tern("synth --preset nope -o /tmp/x.gguf");
+    EXPECT_EQ(bad_preset.exit_code, 1);
+    EXPECT_NE(bad_preset.err.find("unknown preset 'nope'"), std::string::npos) << bad_preset.err;
+    const testing::CommandResult missing = testing::run_tern("generate -p hi");
+    EXPECT_NE(missing.exit_code, 0);
+    EXPECT_NE(missing.err.find("--model"), std::string::npos) << missing.err;
+}
+
+}  // namespace
+}  // namespace tern
