@@ -6,12 +6,14 @@
 namespace tern {
 
 const std::vector<ModelPreset>& model_presets() {
-    // Shapes from each model's config.json; `tiny` and `tiny-qwen2` are small enough for unit tests.
+    // Shapes from each model's config.json; the `tiny*` presets are small enough for unit tests.
     static const std::vector<ModelPreset> kPresets = {
         {"tiny", "llama", 1024, 512, 128, 4, 352, 4, 2, 10000.0f, 1e-5f, false, false,
          "llama architecture, 4 layers, 128 wide (tests)"},
         {"tiny-qwen2", "qwen2", 1024, 512, 128, 4, 352, 4, 2, 1000000.0f, 1e-6f, true, false,
          "qwen2 architecture with biases and tied embeddings, 4 layers, 128 wide (tests)"},
+        {"tiny-llama3", "llama", 1024, 512, 128, 4, 352, 4, 2, 500000.0f, 1e-5f, false, true,
+         "llama architecture with llama3 RoPE scaling, 4 layers, 128 wide (tests)"},
         {"qwen2.5-0.5b", "qwen2", 151936, 32768, 896, 24, 4864, 14, 2, 1000000.0f, 1e-6f, true, false,
          "Qwen2.5-0.5B shapes"},
         {"tinyllama-1.1b", "llama", 32000, 2048, 2048, 22, 5632, 32, 4, 10000.0f, 1e-5f, false, false,

@@ -1,0 +1,146 @@
+// An independent, deliberately naive float64 forward pass of the llama / qwen2 architecture, written straight from
+// the model definitions (Hugging Face modeling_llama / modeling_qwen2) over a GgufFile. It shares no compute code
+// with src/model, so agreement between the two is evidence that both follow the definition.
+#pragma once
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "formats/gguf.h"
+#include "quant/dequantize.h"
+
+namespace tern::testing {
+
+class ReferenceForward {
+public:
+    explicit ReferenceForward(const GgufFile& file) : file_(file) {
+        arch_ = *file.get_string("general.architecture");
+        const auto get = [&](const std::string& key) { return *file.get_int(arch_ + "." + key); };
+        dim_ = get("embedding_length");
+        num_layers_ = get("block_count");
+        num_heads_ = get("attention.head_count");
+        num_kv_heads_ = get("attention.head_count_kv");
+        head_dim_ = dim_ / num_heads_;
+        eps_ = *file.get_float(arch_ + ".attention.layer_norm_rms_epsilon");
+        base_ = *file.get_float(arch_ + ".rope.freq_base");
+        vocab_ = file.find_tensor("token_embd.weight")->dims[1];
+    }
+
+    // Logits (vocab floats) after each token of `tokens`, positions 0..n-1.
+    std::vector<std::vector<double>> run(const std::vector<int32_t>& tokens) const {
+        std::vector<std::vector<double>> hidden;
+        for (int32_t token : tokens) hidden.push_back(row("token_embd.weight", token));
+        for (int64_t layer = 0; layer < num_layers_; ++layer) run_layer(layer, hidden);
+        std::vector<std::vector<double>> logits;
+        const std::string output = file_.find_tensor("output.weight") ? "output.weight" : "token_embd.weight";
+        for (const auto& state : hidden) logits.push_back(matvec(output, norm(state, vec("output_norm.weight"))));
+        return logits;
+    }
+
+private:
+    std::vector<double> row(const std::string& name, int64_t row_idx) const {
+        const GgufTensorInfo* info = file_.find_tensor(name);
+        const int64_t length = info->dims[0];
+        std::vector<float> values(static_cast<size_t>(length));
+        dequantize_row(info->type, info->data + row_idx * row_bytes(info->type, length), values.data(), length);
+        return std::vector<double>(values.begin(), values.end());
+    }
+    std::vector<double> vec(const std::string& name) const { return row(name, 0); }
+
+    std::vector<double> matvec(const std::string& name, const std::vector<double>& x) const {
+        const int64_t rows = file_.find_tensor(name)->dims[1];
+        std::vector<double> y(static_cast<size_t>(rows));
+        for (int64_t r = 0; r < rows; ++r) {
+            const std::vector<double> w = row(name, r);
+            for (size_t i = 0; i < x.size(); ++i) y[static_cast<size_t>(r)] += w[i] * x[i];
+        }
+        if (file_.find_tensor(name.substr(0, name.size() - 6) + "bias")) {
+            const std::vector<double> bias = vec(name.substr(0, name.size() - 6) + "bias");
+            for (size_t i = 0; i < y.size(); ++i) y[i] += bias[i];
+        }
+        return y;
+    }
+
+    std::vector<double> norm(const std::vector<double>& x, const std::vector<double>& weight) const {
+        double sum = 0;
+        for (double value : x) sum += value * value;
+        const double scale = 1.0 / std::sqrt(sum / static_cast<double>(x.size()) + eps_);
+        std::vector<double> out(x.size());
+        for (size_t i = 0; i < x.size(); ++i) out[i] = x[i] * scale * weight[i];
+        return out;
+    }
+
+    // GGUF llama files hold q/k rows permuted so rotation pairs are adjacent; qwen2 keeps Hugging Face's halves.
+    void rope(std::vector<double>& x, int64_t num_heads, int64_t position) const {
+        const GgufTensorInfo* factors_info = file_.find_tensor("rope_freqs.weight");
+        const std::vector<double> factors = factors_info ? vec("rope_freqs.weight") : std::vector<double>();
+        const int64_t half = head_dim_ / 2;
+        for (int64_t head = 0; head < num_heads; ++head) {
+            double* h = x.data() + head * head_dim_;
+            for (int64_t i = 0; i < half; ++i) {
+                double frequency = std::pow(base_, -2.0 * static_cast<double>(i) / static_cast<double>(head_dim_));
+                if (!factors.empty()) frequency /= factors[static_cast<size_t>(i)];
+                const double angle = static_cast<double>(position) * frequency;
+                double& a = arch_ == "qwen2" ? h[i] : h[2 * i];
+                double& b = arch_ == "qwen2" ? h[i + half] : h[2 * i + 1];
+                const double a0 = a, b0 = b;
+                a = a0 * std::cos(angle) - b0 * std::sin(angle);
+                b = a0 * std::sin(angle) + b0 * std::cos(angle);
+            }
+        }
+    }
+
+    void run_layer(int64_t layer, std::vector<std::vector<double>>& hidden) const {
+        const std::string p = "blk." + std::to_string(layer) + ".";
+        std::vector<std::vector<double>> keys, values, queries;
+        for (size_t t = 0; t < hidden.size(); ++t) {
+            const std::vector<double> x = norm(hidden[t], vec(p + "attn_norm.weight"));
+            queries.push_back(matvec(p + "attn_q.weight", x));
+            keys.push_back(matvec(p + "attn_k.weight", x));
+            values.push_back(matvec(p + "attn_v.weight", x));
+            rope(queries.back(), num_heads_, static_cast<int64_t>(t));
+            rope(keys.back(), num_kv_heads_, static_cast<int64_t>(t));
+        }
+        for (size_t t = 0; t < hidden.size(); ++t) {
+            std::vector<double> attended(static_cast<size_t>(dim_));
+            for (int64_t head = 0; head < num_heads_; ++head) {
+                const int64_t kv_head = head / (num_heads_ / num_kv_heads_);
+                std::vector<double> scores;
+                double max_score = -1e300;
+                for (size_t s = 0; s <= t; ++s) {
+                    double dot = 0;
+                    for (int64_t d = 0; d < head_dim_; ++d) {
+                        dot += queries[t][static_cast<size_t>(head * head_dim_ + d)] *
+                               keys[s][static_cast<size_t>(kv_head * head_dim_ + d)];
+                    }
+                    scores.push_back(dot / std::sqrt(static_cast<double>(head_dim_)));
+                    max_score = std::max(max_score, scores.back());
+                }
+                double total = 0;
+                for (double& score : scores) total += (score = std::exp(score - max_score));
+                for (size_t s = 0; s <= t; ++s) {
+                    for (int64_t d = 0; d < head_dim_; ++d) {
+                        attended[static_cast<size_t>(head * head_dim_ + d)] +=
+                            scores[s] / total * values[s][static_cast<size_t>(kv_head * head_dim_ + d)];
+                    }
+                }
+            }
+            const std::vector<double> projected = matvec(p + "attn_output.weight", attended);
+            for (size_t i = 0; i < projected.size(); ++i) hidden[t][i] += projected[i];
+            const std::vector<double> x = norm(hidden[t], vec(p + "ffn_norm.weight"));
+            std::vector<double> gate = matvec(p + "ffn_gate.weight", x);
+            const std::vector<double> up = matvec(p + "ffn_up.weight", x);
+            for (size_t i = 0; i < gate.size(); ++i) gate[i] = gate[i] / (1.0 + std::exp(-gate[i])) * up[i];
+            const std::vector<double> down = matvec(p + "ffn_down.weight", gate);
+            for (size_t i = 0; i < down.size(); ++i) hidden[t][i] += down[i];
+        }
+    }
+
+    const GgufFile& file_;
+    std::string arch_;
+    int64_t dim_, num_layers_, num_heads_, num_kv_heads_, head_dim_, vocab_;
+    double eps_, base_;
+};
+
+}  // namespace tern::testing

@@ -1,0 +1,80 @@
+// tern's forward pass against an independent float64 implementation on synthetic models of each architecture
+// variant: llama (adjacent-pair RoPE, separate output), qwen2 (q/k/v biases, half-split RoPE, tied embeddings),
+// llama with llama3 RoPE scaling; f32 and quantized weights; prompt split over several batches.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "model/model.h"
+#include "reference_forward.h"
+#include "synth/synth.h"
+
+namespace tern {
+namespace {
+
+struct ForwardCase {
+    const char* preset;
+    DType type;
+};
+
+class ReferenceForwardTest : public ::testing::TestWithParam<ForwardCase> {};
+
+TEST_P(ReferenceForwardTest, LogitsAgreeAtEveryPosition) {
+    const ForwardCase& param = GetParam();
+    std::filesystem::create_directories(TERN_TEST_TMP);
+    const std::string path = std::string(TERN_TEST_TMP) + "/ref_" + param.preset + "_" +
+                             std::string(dtype_name(param.type)) + ".gguf";
+    ThreadPool pool(2);
+    ASSERT_TRUE(write_synth_model(*find_preset(param.preset), SynthOptions{param.type, 5}, path, &pool).is_ok());
+    auto loaded = Model::load(path);
+    ASSERT_TRUE(loaded.is_ok()) << loaded.status().message();
+    Model& model = *loaded.value();
+
+    const std::vector<int32_t> tokens = {1, 300, 17, 999, 42, 512, 7, 8, 600, 3, 1000, 77};
+    const std::vector<std::vector<double>> expected = testing::ReferenceForward(model.file()).run(tokens);
+
+    // Positions 0-6 in one batch, the rest one token at a time against the cache.
+    KvCache cache(model.hparams(), 2, 16);
+    std::vector<std::vector<float>> actual;
+    TokenBatch batch;
+    std::vector<float> logits;
+    for (int32_t idx = 0; idx < 7; ++idx) batch.add(tokens[static_cast<size_t>(idx)], idx, 1, true);
+    ASSERT_TRUE(model.forward(batch, &cache, &pool, &logits).is_ok());
+    const int64_t vocab = model.hparams().vocab_size;
+    for (int64_t idx = 0; idx < 7; ++idx) actual.emplace_back(logits.begin() + idx * vocab, logits.begin() + (idx + 1) * vocab);
+    for (int32_t idx = 7; idx < static_cast<int32_t>(tokens.size()); ++idx) {
+        batch.clear();
+        batch.add(tokens[static_cast<size_t>(idx)], idx, 1, true);
+        ASSERT_TRUE(model.forward(batch, &cache, &pool, &logits).is_ok());
+        actual.push_back(logits);
+    }
+
+    double max_error = 0.0;
+    double max_magnitude = 0.0;
+    for (size_t position = 0; position < tokens.size(); ++position) {
+        for (int64_t idx = 0; idx < vocab; ++idx) {
+            max_error = std::max(max_error, std::abs(actual[position][static_cast<size_t>(idx)] -
+                                                     expected[position][static_cast<size_t>(idx)]));
+            max_magnitude = std::max(max_magnitude, std::abs(expected[position][static_cast<size_t>(idx)]));
+        }
+    }
+    EXPECT_GT(max_magnitude, 0.01) << "logits too small to compare meaningfully";
+    EXPECT_LT(max_error, 1e-4 * std::max(1.0, max_magnitude)) << "max |logit| " << max_magnitude;
+    std::filesystem::remove(path);
+}
+
+INSTANTIATE_TEST_SUITE_P(Architectures, ReferenceForwardTest,
+                         ::testing::Values(ForwardCase{"tiny", DType::kF32}, ForwardCase{"tiny", DType::kQ4_K},
+                                           ForwardCase{"tiny-qwen2", DType::kF32},
+                                           ForwardCase{"tiny-qwen2", DType::kQ8_0},
+                                           ForwardCase{"tiny-llama3", DType::kF32},
+                                           ForwardCase{"tiny-llama3", DType::kQ6_K}),
+                         [](const auto& info) {
+                             std::string name = std::string(info.param.preset) + "_" +
+                                                std::string(dtype_name(info.param.type));
+                             for (char& c : name) if (c == '-') c = '_';
+                             return name;
+                         });
+
+}  // namespace
+}  // namespace tern
