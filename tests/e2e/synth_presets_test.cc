@@ -41,6 +41,14 @@ TEST_P(SynthPreset, LoadsReportsSizeAndGenerates) {
     std::filesystem::remove(path);
 }
 
+std::string case_name(const ::testing::TestParamInfo<PresetCase>& info) {
+    std::string name = std::string(info.param.preset) + "_" + info.param.type;
+    for (char& c : name) {
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+    }
+    return name;
+}
+
 INSTANTIATE_TEST_SUITE_P(Tiny, SynthPreset,
                          ::testing::Values(PresetCase{"tiny", "f32", 0.00105, 0.0005},
                                            PresetCase{"tiny", "q8_0", 0.00105, 0.0005},
@@ -48,10 +56,12 @@ INSTANTIATE_TEST_SUITE_P(Tiny, SynthPreset,
                                            PresetCase{"tiny", "q4_K", 0.00105, 0.0005},
                                            PresetCase{"tiny", "q6_K", 0.00105, 0.0005},
                                            PresetCase{"tiny", "f16", 0.00105, 0.0005},
-                                           PresetCase{"tiny-qwen2", "q8_0", 0.00092, 0.0005}));
+                                           PresetCase{"tiny-qwen2", "q8_0", 0.00092, 0.0005}),
+                         case_name);
 INSTANTIATE_TEST_SUITE_P(RealShapes, SynthPreset,
                          ::testing::Values(PresetCase{"qwen2.5-0.5b", "q8_0", 0.49, 0.01},
-                                           PresetCase{"tinyllama-1.1b", "q4_0", 1.1, 0.02}));
+                                           PresetCase{"tinyllama-1.1b", "q4_0", 1.1, 0.02}),
+                         case_name);
 
 }  // namespace
 }  // namespace tern

@@ -1,0 +1,154 @@
+#include "tokenizer/unicode.h"
+
+#include <array>
+
+namespace tern::unicode {
+namespace {
+
+constexpr uint32_t kMaxCodePoint = 0x10FFFF;
+
+bool is_continuation(uint8_t byte) { return (byte & 0xC0) == 0x80; }
+
+struct ByteMaps {
+    std::array<std::string, 256> to_unicode;
+    std::array<int32_t, 324> to_byte;  // indexed by code point; the stand-ins all lie below U+0144
+
+    ByteMaps() {
+        to_byte.fill(-1);
+        auto keeps_itself = [](int byte) {
+            return (byte >= 0x21 && byte <= 0x7E) || (byte >= 0xA1 && byte <= 0xAC) || (byte >= 0xAE && byte <= 0xFF);
+        };
+        int next_free = 256;
+        for (int byte = 0; byte < 256; ++byte) {
+            const uint32_t cpt = keeps_itself(byte) ? static_cast<uint32_t>(byte) : static_cast<uint32_t>(next_free++);
+            append_utf8(cpt, to_unicode[byte]);
+            to_byte[cpt] = byte;
+        }
+    }
+};
+
+const ByteMaps& byte_maps() {
+    static const ByteMaps maps;
+    return maps;
+}
+
+}  // namespace
+
+size_t utf8_sequence_length(uint8_t lead) {
+    static constexpr std::array<uint8_t, 16> kLengths = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4};
+    return kLengths[lead >> 4];
+}
+
+std::vector<uint32_t> decode_utf8(std::string_view text) {
+    std::vector<uint32_t> cpts;
+    cpts.reserve(text.size());
+    const auto* bytes = reinterpret_cast<const uint8_t*>(text.data());
+    const size_t size = text.size();
+    size_t pos = 0;
+    while (pos < size) {
+        const uint8_t lead = bytes[pos];
+        size_t length = 0;
+        uint32_t cpt = 0;
+        if (lead < 0x80) {
+            length = 1;
+            cpt = lead;
+        } else if ((lead & 0xE0) == 0xC0) {
+            length = 2;
+            cpt = lead & 0x1F;
+        } else if ((lead & 0xF0) == 0xE0) {
+            length = 3;
+            cpt = lead & 0x0F;
+        } else if ((lead & 0xF8) == 0xF0) {
+            length = 4;
+            cpt = lead & 0x07;
+        }
+        bool ok = length > 0 && pos + length <= size;
+        for (size_t i = 1; ok && i < length; ++i) {
+            ok = is_continuation(bytes[pos + i]);
+            cpt = (cpt << 6) | (bytes[pos + i] & 0x3F);
+        }
+        if (!ok) {
+            cpts.push_back(kReplacementChar);
+            pos += 1;
+            continue;
+        }
+        cpts.push_back(cpt <= kMaxCodePoint ? cpt : kReplacementChar);
+        pos += length;
+    }
+    return cpts;
+}
+
+void append_utf8(uint32_t cpt, std::string& out) {
+    if (cpt < 0x80) {
+        out.push_back(static_cast<char>(cpt));
+    } else if (cpt < 0x800) {
+        out.push_back(static_cast<char>(0xC0 | (cpt >> 6)));
+        out.push_back(static_cast<char>(0x80 | (cpt & 0x3F)));
+    } else if (cpt < 0x10000) {
+        out.push_back(static_cast<char>(0xE0 | (cpt >> 12)));
+        out.push_back(static_cast<char>(0x80 | ((cpt >> 6) & 0x3F)));
+        out.push_back(static_cast<char>(0x80 | (cpt & 0x3F)));
+    } else {
+        out.push_back(static_cast<char>(0xF0 | (cpt >> 18)));
+        out.push_back(static_cast<char>(0x80 | ((cpt >> 12) & 0x3F)));
+        out.push_back(static_cast<char>(0x80 | ((cpt >> 6) & 0x3F)));
+        out.push_back(static_cast<char>(0x80 | (cpt & 0x3F)));
+    }
+}
+
+bool is_whitespace(uint32_t cpt) {
+    if (cpt < 0x80) return (cpt >= 0x09 && cpt <= 0x0D) || cpt == 0x20;
+    switch (cpt) {
+        case 0x85: case 0xA0: case 0x1680: case 0x2028: case 0x2029: case 0x202F: case 0x205F: case 0x3000:
+            return true;
+        default:
+            return cpt >= 0x2000 && cpt <= 0x200A;
+    }
+}
+
+const std::string& byte_to_unicode(uint8_t byte) { return byte_maps().to_unicode[byte]; }
+
+std::optional<uint8_t> unicode_to_byte(uint32_t cpt) {
+    const auto& table = byte_maps().to_byte;
+    if (cpt >= table.size() || table[cpt] < 0) return std::nullopt;
+    return static_cast<uint8_t>(table[cpt]);
+}
+
+std::string byte_encode(std::string_view text) {
+    const ByteMaps& maps = byte_maps();
+    std::string out;
+    out.reserve(text.size() * 2);
+    for (char c : text) out += maps.to_unicode[static_cast<uint8_t>(c)];
+    return out;
+}
+
+Utf8Step next_utf8_sequence(std::string_view text) {
+    const auto* bytes = reinterpret_cast<const uint8_t*>(text.data());
+    const uint8_t lead = bytes[0];
+    if (lead < 0x80) return {Utf8Status::kValid, 1};
+    size_t length = 0;
+    uint8_t second_min = 0x80;
+    uint8_t second_max = 0xBF;
+    if (lead >= 0xC2 && lead <= 0xDF) {
+        length = 2;
+    } else if (lead >= 0xE0 && lead <= 0xEF) {
+        length = 3;
+        if (lead == 0xE0) second_min = 0xA0;  // overlong
+        if (lead == 0xED) second_max = 0x9F;  // surrogates
+    } else if (lead >= 0xF0 && lead <= 0xF4) {
+        length = 4;
+        if (lead == 0xF0) second_min = 0x90;  // overlong
+        if (lead == 0xF4) second_max = 0x8F;  // above U+10FFFF
+    } else {
+        return {Utf8Status::kInvalid, 1};
+    }
+    for (size_t i = 1; i < length; ++i) {
+        if (i >= text.size()) return {Utf8Status::kIncomplete, i};
+        const uint8_t byte = bytes[i];
+        const bool ok = i == 1 ? (byte >= second_min && byte <= second_max) : is_continuation(byte);
+        if (!ok) return {Utf8Status::kInvalid, i};
+    }
+    return {Utf8Status::kValid, length};
+}
+
+}  // namespace tern::unicode
