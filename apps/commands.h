@@ -13,6 +13,10 @@ void register_generate(CLI::App& app);
 void register_tokenize(CLI::App& app);
 void register_info(CLI::App& app);
 void register_synth(CLI::App& app);
+void register_plan(CLI::App& app);
+void register_bench(CLI::App& app);           // apps/cmd_bench.cc: the `bench` group
+void register_bench_serve(CLI::App& bench);   // apps/cmd_bench_serve.cc: `bench serve`, `bench compare`
+void register_bench_model(CLI::App& bench);   // apps/cmd_bench_model.cc: `bench model`
 
 // Prints "tern: error: MESSAGE" as one line and turns a failed Status into exit code 1.
 int report(const Status& status);

@@ -33,6 +33,8 @@ int main(int argc, char** argv) {
     tern::apps::register_tokenize(app);
     tern::apps::register_info(app);
     tern::apps::register_synth(app);
+    tern::apps::register_plan(app);
+    tern::apps::register_bench(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& error) {
