@@ -23,19 +23,20 @@ void ThreadPool::run_share(int thread_idx) {
     const int64_t count = current_count_;
     const int64_t begin = count * thread_idx / num_threads_;
     const int64_t end = count * (thread_idx + 1) / num_threads_;
-    if (begin < end) (*current_fn_)(begin, end, thread_idx);
+    if (begin < end) current_trampoline_(current_context_, begin, end, thread_idx);
 }
 
-void ThreadPool::parallel_for(int64_t count, const RangeFn& fn) {
+void ThreadPool::run(int64_t count, void* context, Trampoline trampoline) {
     if (count <= 0) return;
     if (num_threads_ == 1 || count == 1) {
-        fn(0, count, 0);
+        trampoline(context, 0, count, 0);
         return;
     }
     {
         std::lock_guard<std::mutex> lock(mutex_);
         TERN_CHECK(num_pending_ == 0) << "parallel_for is not re-entrant";
-        current_fn_ = &fn;
+        current_context_ = context;
+        current_trampoline_ = trampoline;
         current_count_ = count;
         num_pending_ = num_threads_ - 1;
         ++generation_;
@@ -44,7 +45,7 @@ void ThreadPool::parallel_for(int64_t count, const RangeFn& fn) {
     run_share(0);
     std::unique_lock<std::mutex> lock(mutex_);
     work_done_.wait(lock, [this] { return num_pending_ == 0; });
-    current_fn_ = nullptr;
+    current_context_ = nullptr;
 }
 
 void ThreadPool::worker_loop(int thread_idx) {

@@ -5,8 +5,8 @@
 
 #include <condition_variable>
 #include <cstdint>
-#include <functional>
 #include <mutex>
+#include <type_traits>
 #include <thread>
 #include <vector>
 
@@ -23,10 +23,19 @@ public:
     int num_threads() const { return num_threads_; }
 
     // Calls fn(begin, end, thread_idx) over a balanced split of [0, count); returns when all ranges are done.
-    using RangeFn = std::function<void(int64_t begin, int64_t end, int thread_idx)>;
-    void parallel_for(int64_t count, const RangeFn& fn);
+    // `fn` is passed by reference, never copied: no allocation per call (the decode loop calls this per matmul).
+    template <typename Fn>
+    void parallel_for(int64_t count, Fn&& fn) {
+        using FnType = std::remove_reference_t<Fn>;
+        const Trampoline trampoline = [](void* context, int64_t begin, int64_t end, int thread_idx) {
+            (*static_cast<FnType*>(context))(begin, end, thread_idx);
+        };
+        run(count, const_cast<void*>(static_cast<const void*>(&fn)), trampoline);
+    }
 
 private:
+    using Trampoline = void (*)(void* context, int64_t begin, int64_t end, int thread_idx);
+    void run(int64_t count, void* context, Trampoline trampoline);
     void worker_loop(int thread_idx);
     void run_share(int thread_idx);
 
@@ -35,7 +44,8 @@ private:
     std::mutex mutex_;
     std::condition_variable work_ready_;
     std::condition_variable work_done_;
-    const RangeFn* current_fn_ = nullptr;
+    void* current_context_ = nullptr;
+    Trampoline current_trampoline_ = nullptr;
     int64_t current_count_ = 0;
     uint64_t generation_ = 0;
     int num_pending_ = 0;
