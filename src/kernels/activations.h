@@ -1,0 +1,36 @@
+// Activations prepared once per matmul input and shared by every matmul that reads it (q/k/v, gate/up):
+// the f32 rows as given, plus, for integer dot products, each row quantized to 8-bit blocks of 32.
+//
+//   q8[t * length + i]    int8 value i of token t        (x ≈ d * q)
+//   scale[t * blocks + b] d of block b                   (max |x| / 127)
+//   sum[t * blocks + b]   d * Σ q over the block         (what zero-point offsets of weights multiply)
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace tern::kernels {
+
+struct KernelTable;
+
+constexpr int64_t kActivationBlock = 32;
+
+struct Activations {
+    const float* f32 = nullptr;  // num_tokens rows, `f32_stride` floats apart (not owned)
+    int64_t f32_stride = 0;
+    int64_t num_tokens = 0;
+    int64_t length = 0;
+    bool has_q8 = false;
+    std::vector<int8_t> q8;
+    std::vector<float> scale;
+    std::vector<float> sum;
+
+    int64_t num_blocks() const { return length / kActivationBlock; }
+};
+
+// Points `out` at `x` and, when `quantize` is set (length must then be a multiple of 32), fills the 8-bit
+// copy. Buffers grow to the largest input seen and are reused.
+void prepare_activations(const KernelTable& table, const float* x, int64_t num_tokens, int64_t length, int64_t stride, bool quantize,
+                         Activations* out);
+
+}  // namespace tern::kernels

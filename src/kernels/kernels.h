@@ -1,0 +1,60 @@
+// The kernel dispatch table: one set of function pointers per instruction set, chosen once at start from CPUID
+// (or TERN_ISA) and read-only afterwards. Every entry has a scalar reference in kernels/ref that tests compare
+// each ISA's version against. Kernels are single-threaded; callers split work units across threads.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/activations.h"
+#include "kernels/cpu_features.h"
+#include "kernels/packed_weights.h"
+
+namespace tern::kernels {
+
+// y[t * y_stride + r] = dot(W row r, activations of token t) for the rows of groups [group_begin, group_end).
+using PackedMatmulFn = void (*)(const PackedWeights& weights, const Activations& activations, int64_t group_begin,
+                                int64_t group_end, float* y, int64_t y_stride);
+// The same for row-major float weights, rows [row_begin, row_end).
+using RowMatmulFn = void (*)(const MatrixView& weights, const Activations& activations, int64_t row_begin,
+                             int64_t row_end, float* y, int64_t y_stride);
+// Quantizes `length` floats (a multiple of 32) to 8-bit blocks: q, per-block scale d and d * sum(q).
+using QuantizeActivationsFn = void (*)(const float* x, int64_t length, int8_t* q, float* scale, float* sum);
+
+struct KernelTable {
+    Isa isa = Isa::kRef;
+    PackedMatmulFn matmul_q4_0x16 = nullptr;
+    PackedMatmulFn matmul_q8_0x16 = nullptr;
+    RowMatmulFn matmul_f32 = nullptr;
+    RowMatmulFn matmul_f16 = nullptr;
+    QuantizeActivationsFn quantize_activations = nullptr;
+};
+
+// The table in use: the best this CPU supports, or TERN_ISA's choice. Logged once at first use.
+const KernelTable& kernels();
+// The table for `isa`, or nullptr when this build or CPU cannot run it (tests iterate over all ISAs).
+const KernelTable* kernel_table(Isa isa);
+
+// Whether matmul with these weights reads the 8-bit activations.
+inline bool needs_q8_activations(const PackedWeights& weights) { return weights.layout != WeightLayout::kRowMajor; }
+
+// Dispatches on the weights' layout and type. `scratch` holds weights.view.row_length floats (for types that are
+// dequantized row by row).
+void matmul(const KernelTable& table, const PackedWeights& weights, const Activations& activations,
+            int64_t unit_begin, int64_t unit_end, float* y, int64_t y_stride, float* scratch);
+
+namespace ref {
+void matmul_q4_0x16(const PackedWeights&, const Activations&, int64_t, int64_t, float*, int64_t);
+void matmul_q8_0x16(const PackedWeights&, const Activations&, int64_t, int64_t, float*, int64_t);
+void matmul_f32(const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
+void matmul_f16(const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
+void quantize_activations(const float* x, int64_t length, int8_t* q, float* scale, float* sum);
+}  // namespace ref
+
+namespace avx512 {
+const KernelTable* table();  // nullptr when not compiled in
+}
+namespace avx2 {
+const KernelTable* table();
+}
+
+}  // namespace tern::kernels

@@ -1,0 +1,84 @@
+#include "kernels/packed_weights.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "base/check.h"
+#include "quant/blocks.h"
+
+namespace tern::kernels {
+namespace {
+
+std::shared_ptr<uint8_t> aligned_zeroed(int64_t num_bytes) {
+    const size_t size = static_cast<size_t>((num_bytes + 63) / 64 * 64);
+    void* memory = std::aligned_alloc(64, size);
+    TERN_CHECK(memory != nullptr) << "cannot allocate " << size << " bytes for packed weights";
+    std::memset(memory, 0, size);
+    return std::shared_ptr<uint8_t>(static_cast<uint8_t*>(memory), [](uint8_t* pointer) { std::free(pointer); });
+}
+
+void pack_q4_0_block(const BlockQ4_0& block, int64_t lane, uint8_t* group_block) {
+    std::memcpy(group_block + lane * 2, &block.d, 2);
+    uint8_t* quants = group_block + 32;
+    for (int chunk = 0; chunk < 4; ++chunk) {
+        for (int byte = 0; byte < 4; ++byte) {
+            const int element = 4 * chunk + byte;  // 0..15: low nibble of qs[element] is w[element]
+            const uint8_t low = block.qs[element] & 0x0F;
+            const uint8_t high = block.qs[element] >> 4;  // w[16 + element]
+            quants[chunk * 64 + lane * 4 + byte] = static_cast<uint8_t>(low | high << 4);
+        }
+    }
+}
+
+void pack_q8_0_block(const BlockQ8_0& block, int64_t lane, uint8_t* group_block) {
+    std::memcpy(group_block + lane * 2, &block.d, 2);
+    uint8_t* quants = group_block + 32;
+    for (int element = 0; element < 32; ++element) {
+        const int chunk = element / 4;
+        quants[chunk * 64 + lane * 4 + element % 4] = static_cast<uint8_t>(block.qs[element] + 128);
+    }
+}
+
+template <typename Block, typename PackFn>
+PackedWeights pack_interleaved(const MatrixView& view, WeightLayout layout, int64_t block_bytes, PackFn pack_block) {
+    PackedWeights packed;
+    packed.view = view;
+    packed.layout = layout;
+    const int64_t num_blocks = view.row_length / 32;
+    packed.num_groups = (view.num_rows + kPackRows - 1) / kPackRows;
+    packed.group_bytes = num_blocks * block_bytes;
+    packed.data = aligned_zeroed(packed.num_groups * packed.group_bytes);
+    for (int64_t row_idx = 0; row_idx < view.num_rows; ++row_idx) {
+        const Block* blocks = reinterpret_cast<const Block*>(view.row(row_idx));
+        uint8_t* group = packed.data.get() + (row_idx / kPackRows) * packed.group_bytes;
+        for (int64_t block_idx = 0; block_idx < num_blocks; ++block_idx) {
+            pack_block(blocks[block_idx], row_idx % kPackRows, group + block_idx * block_bytes);
+        }
+    }
+    return packed;
+}
+
+}  // namespace
+
+const char* weight_layout_name(WeightLayout layout) {
+    switch (layout) {
+        case WeightLayout::kRowMajor: return "row-major";
+        case WeightLayout::kQ4_0x16: return "q4_0x16";
+        case WeightLayout::kQ8_0x16: return "q8_0x16";
+    }
+    return "unknown";
+}
+
+PackedWeights pack_weights(const MatrixView& view, bool enable) {
+    if (enable && view.type == DType::kQ4_0) {
+        return pack_interleaved<BlockQ4_0>(view, WeightLayout::kQ4_0x16, kQ4_0x16BlockBytes, pack_q4_0_block);
+    }
+    if (enable && view.type == DType::kQ8_0) {
+        return pack_interleaved<BlockQ8_0>(view, WeightLayout::kQ8_0x16, kQ8_0x16BlockBytes, pack_q8_0_block);
+    }
+    PackedWeights packed;
+    packed.view = view;
+    return packed;
+}
+
+}  // namespace tern::kernels

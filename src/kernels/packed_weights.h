@@ -1,0 +1,47 @@
+// Weights repacked at load time into layouts that int8 dot-product kernels stream at memory speed.
+//
+// Q4_0x16 / Q8_0x16 interleave 16 rows. For each group of 16 rows, the 32-column blocks follow one another:
+//
+//   Q4_0x16 group-block (288 bytes):  d[16] fp16 | 4 x 64 bytes of nibbles
+//     byte b of lane r (4 bytes per row) in chunk c: low nibble = w[r][4c + b], high nibble = w[r][16 + 4c + b]
+//     (the stored nibble is the ggml value 0..15; the weight is d * (nibble - 8))
+//   Q8_0x16 group-block (544 bytes):  d[16] fp16 | 8 x 64 bytes
+//     byte b of lane r in chunk c: w[r][4c + b] + 128, as an unsigned byte
+//
+// so one 64-byte load holds 4 consecutive weights of 16 rows, and a dot-product instruction with 4 activation
+// bytes broadcast produces 16 row sums at once. Rows past the end of the matrix are zero. The bytes per weight
+// equal the ggml format's, so decode reads no more memory than the original file.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "tensor/matrix_view.h"
+
+namespace tern::kernels {
+
+enum class WeightLayout { kRowMajor, kQ4_0x16, kQ8_0x16 };
+
+constexpr int64_t kPackRows = 16;
+constexpr int64_t kQ4_0x16BlockBytes = 32 + 256;
+constexpr int64_t kQ8_0x16BlockBytes = 32 + 512;
+
+const char* weight_layout_name(WeightLayout layout);
+
+struct PackedWeights {
+    MatrixView view;  // the original ggml matrix, always valid
+    WeightLayout layout = WeightLayout::kRowMajor;
+    int64_t num_groups = 0;   // groups of kPackRows rows (packed layouts)
+    int64_t group_bytes = 0;  // bytes of one group: all of its blocks
+    std::shared_ptr<uint8_t> data;  // 64-byte aligned packed bytes (packed layouts)
+
+    const uint8_t* group(int64_t group_idx) const { return data.get() + group_idx * group_bytes; }
+    // Matmul work is split in units: row groups for packed layouts, rows otherwise.
+    int64_t num_work_units() const { return layout == WeightLayout::kRowMajor ? view.num_rows : num_groups; }
+    int64_t rows_per_unit() const { return layout == WeightLayout::kRowMajor ? 1 : kPackRows; }
+};
+
+// Repacks Q4_0 and Q8_0 matrices; any other type (or `enable` false) keeps the row-major view.
+PackedWeights pack_weights(const MatrixView& view, bool enable = true);
+
+}  // namespace tern::kernels

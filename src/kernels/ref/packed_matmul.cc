@@ -1,0 +1,106 @@
+// Scalar oracles of the packed and row-major matmuls: the same arithmetic as the SIMD kernels (int8 dot products
+// per 32-value block, then d_w * (d_a * dot - offset * sum_a)), written for reading.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "base/fp16.h"
+#include "kernels/kernels.h"
+#include "kernels/ref/ref_kernels.h"
+
+namespace tern::kernels::ref {
+namespace {
+
+// Weight value of lane `lane`, element `element` of a packed group-block.
+int q4_0x16_value(const uint8_t* quants, int64_t lane, int element) {
+    const int chunk = (element % 16) / 4;
+    const uint8_t byte = quants[chunk * 64 + lane * 4 + element % 4];
+    return element < 16 ? (byte & 0x0F) : (byte >> 4);  // unsigned nibble 0..15
+}
+
+int q8_0x16_value(const uint8_t* quants, int64_t lane, int element) {
+    return quants[(element / 4) * 64 + lane * 4 + element % 4];  // w + 128, 0..255
+}
+
+// `offset` is what the stored unsigned value exceeds the signed weight by (8 for q4_0, 128 for q8_0).
+template <typename ValueFn>
+void matmul_packed(const PackedWeights& weights, const Activations& activations, int64_t group_begin,
+                   int64_t group_end, float* y, int64_t y_stride, int64_t block_bytes, float offset, ValueFn value) {
+    const int64_t num_blocks = weights.view.row_length / 32;
+    for (int64_t group_idx = group_begin; group_idx < group_end; ++group_idx) {
+        const int64_t first_row = group_idx * kPackRows;
+        for (int64_t token_idx = 0; token_idx < activations.num_tokens; ++token_idx) {
+            const int8_t* q8 = activations.q8.data() + token_idx * activations.length;
+            const float* scale = activations.scale.data() + token_idx * num_blocks;
+            const float* sum = activations.sum.data() + token_idx * num_blocks;
+            for (int64_t lane = 0; lane < kPackRows && first_row + lane < weights.view.num_rows; ++lane) {
+                float total = 0.0f;
+                for (int64_t block_idx = 0; block_idx < num_blocks; ++block_idx) {
+                    const uint8_t* block = weights.group(group_idx) + block_idx * block_bytes;
+                    uint16_t d_bits = 0;
+                    std::memcpy(&d_bits, block + lane * 2, 2);
+                    int32_t dot = 0;
+                    for (int element = 0; element < 32; ++element) {
+                        dot += value(block + 32, lane, element) * q8[block_idx * 32 + element];
+                    }
+                    const float term = scale[block_idx] * static_cast<float>(dot) - offset * sum[block_idx];
+                    total = std::fma(fp16_to_fp32(d_bits), term, total);
+                }
+                y[token_idx * y_stride + first_row + lane] = total;
+            }
+        }
+    }
+}
+
+}  // namespace
+
+void matmul_q4_0x16(const PackedWeights& weights, const Activations& activations, int64_t group_begin,
+                    int64_t group_end, float* y, int64_t y_stride) {
+    matmul_packed(weights, activations, group_begin, group_end, y, y_stride, kQ4_0x16BlockBytes, 8.0f, q4_0x16_value);
+}
+
+void matmul_q8_0x16(const PackedWeights& weights, const Activations& activations, int64_t group_begin,
+                    int64_t group_end, float* y, int64_t y_stride) {
+    matmul_packed(weights, activations, group_begin, group_end, y, y_stride, kQ8_0x16BlockBytes, 128.0f,
+                  q8_0x16_value);
+}
+
+void matmul_f32(const MatrixView& weights, const Activations& activations, int64_t row_begin, int64_t row_end,
+                float* y, int64_t y_stride) {
+    matmul_rows(weights, row_begin, row_end, activations.f32, activations.f32_stride, activations.num_tokens, y,
+                y_stride, nullptr);
+}
+
+void matmul_f16(const MatrixView& weights, const Activations& activations, int64_t row_begin, int64_t row_end,
+                float* y, int64_t y_stride) {
+    for (int64_t row_idx = row_begin; row_idx < row_end; ++row_idx) {
+        const uint16_t* row = reinterpret_cast<const uint16_t*>(weights.row(row_idx));
+        for (int64_t token_idx = 0; token_idx < activations.num_tokens; ++token_idx) {
+            const float* x = activations.f32 + token_idx * activations.f32_stride;
+            float sum = 0.0f;
+            for (int64_t idx = 0; idx < weights.row_length; ++idx) sum += fp16_to_fp32(row[idx]) * x[idx];
+            y[token_idx * y_stride + row_idx] = sum;
+        }
+    }
+}
+
+void quantize_activations(const float* x, int64_t length, int8_t* q, float* scale, float* sum) {
+    for (int64_t block_idx = 0; block_idx < length / 32; ++block_idx) {
+        const float* values = x + block_idx * 32;
+        float max_abs = 0.0f;
+        for (int idx = 0; idx < 32; ++idx) max_abs = std::max(max_abs, std::fabs(values[idx]));
+        const float d = max_abs / 127.0f;
+        const float inverse = d != 0.0f ? 1.0f / d : 0.0f;
+        int32_t total = 0;
+        for (int idx = 0; idx < 32; ++idx) {
+            // Round half to even, as the SIMD conversion does.
+            const int32_t value = static_cast<int32_t>(std::nearbyint(values[idx] * inverse));
+            q[block_idx * 32 + idx] = static_cast<int8_t>(value);
+            total += value;
+        }
+        scale[block_idx] = d;
+        sum[block_idx] = d * static_cast<float>(total);
+    }
+}
+
+}  // namespace tern::kernels::ref

@@ -1,0 +1,178 @@
+// AVX2 + FMA + F16C kernels, for x86 CPUs without AVX-512 VNNI. Compiled alone with those flags.
+//
+// Packed int8 matmul works on half a 16-row group at a time (8 rows per 256-bit register): vpmaddubsw multiplies
+// unsigned weight bytes by signed activation bytes into 16-bit pair sums, vpmaddwd folds them into 32-bit row
+// sums. q4_0 nibbles (0..15) go in as they are; q8_0's stored w + 128 would overflow the 16-bit pairs, so those
+// bytes are turned back into signed weights and multiplied with the sign trick |a| * sign(w, a).
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "kernels/kernels.h"
+
+namespace tern::kernels::avx2 {
+namespace {
+
+inline __m256i broadcast_4_bytes(const int8_t* source) {
+    int32_t value;
+    std::memcpy(&value, source, 4);
+    return _mm256_set1_epi32(value);
+}
+
+inline __m256i pair_sums(__m256i unsigned_bytes, __m256i signed_bytes) {
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(unsigned_bytes, signed_bytes), _mm256_set1_epi16(1));
+}
+
+struct Q4_0x16 {
+    static constexpr int64_t kBlockBytes = kQ4_0x16BlockBytes;
+    static constexpr float kOffset = 8.0f;
+    // Rows 8h..8h+7 of a group-block: their 4-weight chunks and the dot with 32 activation bytes.
+    static __m256i dot(const uint8_t* quants, int half, const int8_t* q) {
+        const __m256i low_mask = _mm256_set1_epi8(0x0F);
+        __m256i total = _mm256_setzero_si256();
+        for (int chunk = 0; chunk < 4; ++chunk) {
+            const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(quants + chunk * 64 + half * 32));
+            total = _mm256_add_epi32(total, pair_sums(_mm256_and_si256(raw, low_mask), broadcast_4_bytes(q + 4 * chunk)));
+            total = _mm256_add_epi32(total, pair_sums(_mm256_and_si256(_mm256_srli_epi16(raw, 4), low_mask),
+                                                      broadcast_4_bytes(q + 16 + 4 * chunk)));
+        }
+        return total;
+    }
+};
+
+struct Q8_0x16 {
+    static constexpr int64_t kBlockBytes = kQ8_0x16BlockBytes;
+    static constexpr float kOffset = 0.0f;  // the sign trick multiplies the signed weights directly
+    static __m256i dot(const uint8_t* quants, int half, const int8_t* q) {
+        const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
+        __m256i total = _mm256_setzero_si256();
+        for (int chunk = 0; chunk < 8; ++chunk) {
+            const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(quants + chunk * 64 + half * 32));
+            const __m256i weights = _mm256_xor_si256(raw, flip);  // w + 128 -> w
+            const __m256i activations = broadcast_4_bytes(q + 4 * chunk);
+            total = _mm256_add_epi32(total, pair_sums(_mm256_abs_epi8(activations), _mm256_sign_epi8(weights, activations)));
+        }
+        return total;
+    }
+};
+
+template <typename Format>
+void matmul_packed(const PackedWeights& weights, const Activations& activations, int64_t group_begin,
+                   int64_t group_end, float* y, int64_t y_stride) {
+    const int64_t num_blocks = weights.view.row_length / 32;
+    for (int64_t group_idx = group_begin; group_idx < group_end; ++group_idx) {
+        for (int half = 0; half < 2; ++half) {
+            const int64_t first_row = group_idx * kPackRows + half * 8;
+            const int64_t num_valid = weights.view.num_rows - first_row;
+            if (num_valid <= 0) break;
+            for (int64_t token_idx = 0; token_idx < activations.num_tokens; ++token_idx) {
+                __m256 total = _mm256_setzero_ps();
+                for (int64_t block_idx = 0; block_idx < num_blocks; ++block_idx) {
+                    const uint8_t* block = weights.group(group_idx) + block_idx * Format::kBlockBytes;
+                    const __m256 weight_scales =
+                        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + half * 16)));
+                    const int8_t* q = activations.q8.data() + token_idx * activations.length + block_idx * 32;
+                    const __m256i dot = Format::dot(block + 32, half, q);
+                    const int64_t scale_idx = token_idx * num_blocks + block_idx;
+                    const __m256 term = _mm256_fmsub_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(activations.scale[scale_idx]),
+                                                        _mm256_set1_ps(Format::kOffset * activations.sum[scale_idx]));
+                    total = _mm256_fmadd_ps(weight_scales, term, total);
+                }
+                float values[8];
+                _mm256_storeu_ps(values, total);
+                const int64_t count = num_valid < 8 ? num_valid : 8;
+                std::memcpy(y + token_idx * y_stride + first_row, values, static_cast<size_t>(count) * sizeof(float));
+            }
+        }
+    }
+}
+
+inline float horizontal_sum(__m256 values) {
+    const __m128 folded = _mm_add_ps(_mm256_castps256_ps128(values), _mm256_extractf128_ps(values, 1));
+    const __m128 pairs = _mm_add_ps(folded, _mm_movehl_ps(folded, folded));
+    return _mm_cvtss_f32(_mm_add_ss(pairs, _mm_shuffle_ps(pairs, pairs, 1)));
+}
+
+void matmul_f32(const MatrixView& weights, const Activations& activations, int64_t row_begin, int64_t row_end,
+                float* y, int64_t y_stride) {
+    const int64_t length = weights.row_length;
+    for (int64_t row_idx = row_begin; row_idx < row_end; ++row_idx) {
+        const float* row = reinterpret_cast<const float*>(weights.row(row_idx));
+        for (int64_t token_idx = 0; token_idx < activations.num_tokens; ++token_idx) {
+            const float* x = activations.f32 + token_idx * activations.f32_stride;
+            __m256 sum = _mm256_setzero_ps();
+            int64_t idx = 0;
+            for (; idx + 8 <= length; idx += 8) sum = _mm256_fmadd_ps(_mm256_loadu_ps(row + idx), _mm256_loadu_ps(x + idx), sum);
+            float total = horizontal_sum(sum);
+            for (; idx < length; ++idx) total += row[idx] * x[idx];
+            y[token_idx * y_stride + row_idx] = total;
+        }
+    }
+}
+
+void matmul_f16(const MatrixView& weights, const Activations& activations, int64_t row_begin, int64_t row_end,
+                float* y, int64_t y_stride) {
+    const int64_t length = weights.row_length;
+    for (int64_t row_idx = row_begin; row_idx < row_end; ++row_idx) {
+        const uint16_t* row = reinterpret_cast<const uint16_t*>(weights.row(row_idx));
+        for (int64_t token_idx = 0; token_idx < activations.num_tokens; ++token_idx) {
+            const float* x = activations.f32 + token_idx * activations.f32_stride;
+            __m256 sum = _mm256_setzero_ps();
+            int64_t idx = 0;
+            for (; idx + 8 <= length; idx += 8) {
+                const __m256 values = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + idx)));
+                sum = _mm256_fmadd_ps(values, _mm256_loadu_ps(x + idx), sum);
+            }
+            float total = horizontal_sum(sum);
+            for (; idx < length; ++idx) total += _cvtsh_ss(row[idx]) * x[idx];
+            y[token_idx * y_stride + row_idx] = total;
+        }
+    }
+}
+
+void quantize_activations(const float* x, int64_t length, int8_t* q, float* scale, float* sum) {
+    const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
+    for (int64_t block_idx = 0; block_idx < length / 32; ++block_idx) {
+        __m256 values[4];
+        __m256 max_abs = _mm256_setzero_ps();
+        for (int part = 0; part < 4; ++part) {
+            values[part] = _mm256_loadu_ps(x + block_idx * 32 + part * 8);
+            max_abs = _mm256_max_ps(max_abs, _mm256_and_ps(values[part], abs_mask));
+        }
+        __m128 folded = _mm_max_ps(_mm256_castps256_ps128(max_abs), _mm256_extractf128_ps(max_abs, 1));
+        folded = _mm_max_ps(folded, _mm_movehl_ps(folded, folded));
+        folded = _mm_max_ss(folded, _mm_shuffle_ps(folded, folded, 1));
+        const float d = _mm_cvtss_f32(folded) / 127.0f;
+        const __m256 inverse = _mm256_set1_ps(d != 0.0f ? 1.0f / d : 0.0f);
+        int32_t rounded[32];
+        for (int part = 0; part < 4; ++part) {
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(rounded + part * 8),
+                                _mm256_cvtps_epi32(_mm256_mul_ps(values[part], inverse)));  // half to even
+        }
+        int32_t total = 0;
+        for (int idx = 0; idx < 32; ++idx) {
+            q[block_idx * 32 + idx] = static_cast<int8_t>(rounded[idx]);
+            total += rounded[idx];
+        }
+        scale[block_idx] = d;
+        sum[block_idx] = d * static_cast<float>(total);
+    }
+}
+
+}  // namespace
+
+const KernelTable* table() {
+    static const KernelTable kTable = [] {
+        KernelTable kernels;
+        kernels.isa = Isa::kAvx2;
+        kernels.matmul_q4_0x16 = matmul_packed<Q4_0x16>;
+        kernels.matmul_q8_0x16 = matmul_packed<Q8_0x16>;
+        kernels.matmul_f32 = matmul_f32;
+        kernels.matmul_f16 = matmul_f16;
+        kernels.quantize_activations = quantize_activations;
+        return kernels;
+    }();
+    return &kTable;
+}
+
+}  // namespace tern::kernels::avx2

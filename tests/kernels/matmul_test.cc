@@ -1,0 +1,142 @@
+// Every ISA's kernels against the scalar reference, and the reference packed matmul against a float64 dot product
+// of the dequantized weights and activations (which checks the packed layouts themselves).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <cstring>
+#include <vector>
+
+#include "kernels/kernels.h"
+#include "quant/dequantize.h"
+#include "quant/quantize.h"
+
+namespace tern::kernels {
+namespace {
+
+struct Shape {
+    int64_t num_rows;
+    int64_t row_length;
+    int64_t num_tokens;
+};
+
+const Shape kShapes[] = {{1, 32, 1}, {15, 64, 3}, {16, 96, 4}, {17, 32, 5}, {33, 256, 9}, {100, 2048, 1}, {48, 512, 16}};
+
+std::vector<float> random_values(int64_t count, uint32_t seed, float scale = 1.0f) {
+    std::mt19937 generator(seed);
+    std::normal_distribution<float> normal(0.0f, scale);
+    std::vector<float> values(static_cast<size_t>(count));
+    for (float& value : values) value = normal(generator);
+    return values;
+}
+
+struct TestMatrix {
+    std::vector<uint8_t> bytes;
+    MatrixView view;
+};
+
+TestMatrix make_matrix(DType type, const Shape& shape, uint32_t seed) {
+    TestMatrix matrix;
+    const std::vector<float> values = random_values(shape.num_rows * shape.row_length, seed);
+    const int64_t stride = row_bytes(type, shape.row_length);
+    matrix.bytes.resize(static_cast<size_t>(stride * shape.num_rows));
+    quantize_rows(type, values.data(), matrix.bytes.data(), shape.num_rows, shape.row_length);
+    matrix.view = MatrixView{type, matrix.bytes.data(), shape.row_length, shape.num_rows, stride};
+    return matrix;
+}
+
+std::vector<float> run(const KernelTable& table, const PackedWeights& weights, const std::vector<float>& x,
+                       const Shape& shape, Activations* activations) {
+    prepare_activations(table, x.data(), shape.num_tokens, shape.row_length, shape.row_length,
+                        needs_q8_activations(weights), activations);
+    std::vector<float> y(static_cast<size_t>(shape.num_tokens * shape.num_rows), -1.0f);
+    std::vector<float> scratch(static_cast<size_t>(shape.row_length));
+    matmul(table, weights, *activations, 0, weights.num_work_units(), y.data(), shape.num_rows, scratch.data());
+    return y;
+}
+
+double max_relative_error(const std::vector<float>& actual, const std::vector<double>& expected) {
+    double max_error = 0.0, max_magnitude = 1e-6;
+    for (size_t idx = 0; idx < actual.size(); ++idx) {
+        max_error = std::max(max_error, std::abs(actual[idx] - expected[idx]));
+        max_magnitude = std::max(max_magnitude, std::abs(expected[idx]));
+    }
+    return max_error / max_magnitude;
+}
+
+class MatmulTest : public ::testing::TestWithParam<DType> {};
+
+TEST_P(MatmulTest, ReferenceEqualsDequantizedDotProduct) {
+    const KernelTable& ref_table = *kernel_table(Isa::kRef);
+    for (const Shape& shape : kShapes) {
+        SCOPED_TRACE(::testing::Message() << shape.num_rows << "x" << shape.row_length << ", " << shape.num_tokens << " tokens");
+        const TestMatrix matrix = make_matrix(GetParam(), shape, 11);
+        const PackedWeights packed = pack_weights(matrix.view);
+        const std::vector<float> x = random_values(shape.num_tokens * shape.row_length, 12);
+        Activations activations;
+        const std::vector<float> y = run(ref_table, packed, x, shape, &activations);
+        std::vector<double> expected(y.size());
+        std::vector<float> row(static_cast<size_t>(shape.row_length));
+        for (int64_t row_idx = 0; row_idx < shape.num_rows; ++row_idx) {
+            dequantize_row(GetParam(), matrix.view.row(row_idx), row.data(), shape.row_length);
+            for (int64_t token_idx = 0; token_idx < shape.num_tokens; ++token_idx) {
+                double sum = 0.0;
+                for (int64_t idx = 0; idx < shape.row_length; ++idx) {
+                    // The kernels see activations as quantized (or exact, for float weights).
+                    const size_t flat = static_cast<size_t>(token_idx * shape.row_length + idx);
+                    const double activation = activations.has_q8
+                        ? static_cast<double>(activations.scale[flat / 32]) * activations.q8[flat]
+                        : x[flat];
+                    sum += static_cast<double>(row[static_cast<size_t>(idx)]) * activation;
+                }
+                expected[static_cast<size_t>(token_idx * shape.num_rows + row_idx)] = sum;
+            }
+        }
+        EXPECT_LT(max_relative_error(y, expected), 2e-5);
+    }
+}
+
+TEST_P(MatmulTest, EveryIsaEqualsReference) {
+    const KernelTable& ref_table = *kernel_table(Isa::kRef);
+    int num_checked = 0;
+    for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
+        const KernelTable* table = kernel_table(isa);
+        if (table == nullptr) continue;
+        ++num_checked;
+        for (const Shape& shape : kShapes) {
+            SCOPED_TRACE(::testing::Message() << isa_name(isa) << " " << shape.num_rows << "x" << shape.row_length);
+            const TestMatrix matrix = make_matrix(GetParam(), shape, 21);
+            const PackedWeights packed = pack_weights(matrix.view);
+            const std::vector<float> x = random_values(shape.num_tokens * shape.row_length, 22);
+            Activations ref_activations, isa_activations;
+            const std::vector<float> expected_float = run(ref_table, packed, x, shape, &ref_activations);
+            const std::vector<float> actual = run(*table, packed, x, shape, &isa_activations);
+            EXPECT_EQ(isa_activations.q8, ref_activations.q8);
+            EXPECT_EQ(isa_activations.scale, ref_activations.scale);
+            const std::vector<double> expected(expected_float.begin(), expected_float.end());
+            EXPECT_LT(max_relative_error(actual, expected), 1e-5);
+        }
+    }
+    if (num_checked == 0) GTEST_SKIP() << "this CPU has no SIMD kernel set";
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, MatmulTest, ::testing::Values(DType::kQ4_0, DType::kQ8_0, DType::kF32, DType::kF16),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+TEST(PackedWeights, LayoutAndPadding) {
+    const TestMatrix q4 = make_matrix(DType::kQ4_0, {17, 64, 1}, 3);
+    const PackedWeights packed = pack_weights(q4.view);
+    EXPECT_EQ(packed.layout, WeightLayout::kQ4_0x16);
+    EXPECT_EQ(packed.num_groups, 2);
+    EXPECT_EQ(packed.group_bytes, 2 * kQ4_0x16BlockBytes);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(packed.data.get()) % 64, 0u);
+    // Row 16 is lane 0 of group 1; lanes 1..15 of that group are padding with zero scales.
+    const uint8_t* group = packed.group(1);
+    EXPECT_EQ(std::memcmp(group, q4.view.row(16), 2), 0);
+    for (int lane = 1; lane < 16; ++lane) EXPECT_EQ(group[lane * 2] | group[lane * 2 + 1], 0);
+    EXPECT_EQ(pack_weights(make_matrix(DType::kQ6_K, {2, 256, 1}, 4).view).layout, WeightLayout::kRowMajor);
+    EXPECT_EQ(pack_weights(q4.view, /*enable=*/false).layout, WeightLayout::kRowMajor);
+}
+
+}  // namespace
+}  // namespace tern::kernels
