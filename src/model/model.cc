@@ -12,14 +12,7 @@
 namespace tern {
 namespace {
 
-// y[T, rows] = x[T, row_length] . W^T, split over weight rows across the pool.
-void matmul(const MatrixView& weights, const float* x, int64_t num_tokens, float* y, ThreadPool* pool,
-            Model::Workspace* ws) {
-    pool->parallel_for(weights.num_rows, [&](int64_t begin, int64_t end, int thread_idx) {
-        kernels::ref::matmul_rows(weights, begin, end, x, weights.row_length, num_tokens, y, weights.num_rows,
-                                  ws->thread_row_scratch(thread_idx));
-    });
-}
+bool needs_q8(const PackedWeights& weights) { return kernels::needs_q8_activations(weights); }
 
 void add_bias(const std::vector<float>& bias, int64_t num_tokens, float* y) {
     if (bias.empty()) return;
@@ -33,13 +26,32 @@ void add_bias(const std::vector<float>& bias, int64_t num_tokens, float* y) {
 
 Model::~Model() = default;
 
-Result<std::unique_ptr<Model>> Model::load(const std::string& path) {
+Result<std::unique_ptr<Model>> Model::load(const std::string& path, const ModelOptions& options) {
     std::unique_ptr<Model> model(new Model());
     TERN_ASSIGN_OR_RETURN(model->file_, GgufFile::open(path));
     TERN_ASSIGN_OR_RETURN(model->hparams_, hparams_from_gguf(*model->file_));
-    TERN_ASSIGN_OR_RETURN(model->weights_, bind_weights(*model->file_, &model->hparams_));
+    TERN_ASSIGN_OR_RETURN(model->weights_, bind_weights(*model->file_, &model->hparams_, options.repack));
+    // Chosen (and logged) only once a model is known to be usable.
+    model->kernels_ = options.kernels != nullptr ? options.kernels : &kernels::kernels();
     model->workspace_ = std::make_unique<Workspace>();
     return model;
+}
+
+// Prepares the input rows of the next matmuls (quantized to 8 bits when `quantize`): q/k/v share one
+// preparation, as do gate/up.
+void Model::prepare_input(const float* x, int64_t num_tokens, int64_t length, bool quantize) {
+    kernels::prepare_activations(*kernels_, x, num_tokens, length, length, quantize, &workspace_->activations);
+}
+
+// y[T, rows] = input . W^T, split over work units (rows or 16-row groups) across the pool.
+void Model::matmul(const PackedWeights& weights, float* y, ThreadPool* pool) {
+    Workspace& ws = *workspace_;
+    TERN_CHECK(ws.activations.length == weights.view.row_length) << "matmul input does not match the weights";
+    TERN_CHECK(ws.activations.has_q8 || !kernels::needs_q8_activations(weights)) << "matmul input not quantized";
+    pool->parallel_for(weights.num_work_units(), [&](int64_t begin, int64_t end, int thread_idx) {
+        kernels::matmul(*kernels_, weights, ws.activations, begin, end, y, weights.view.num_rows,
+                        ws.thread_row_scratch(thread_idx));
+    });
 }
 
 Status Model::validate(const TokenBatch& batch, const KvCache& cache) const {
@@ -95,15 +107,18 @@ void Model::attention_block(int64_t layer_idx, const TokenBatch& batch, KvCache*
         kernels::ref::rms_norm(ws.hidden.data() + token_idx * hp.embedding_dim, layer.attn_norm.data(),
                                hp.embedding_dim, hp.rms_norm_eps, ws.normed.data() + token_idx * hp.embedding_dim);
     }
-    matmul(layer.wq, ws.normed.data(), num_tokens, ws.q.data(), pool, &ws);
-    matmul(layer.wk, ws.normed.data(), num_tokens, ws.k.data(), pool, &ws);
-    matmul(layer.wv, ws.normed.data(), num_tokens, ws.v.data(), pool, &ws);
+    prepare_input(ws.normed.data(), num_tokens, hp.embedding_dim,
+                  needs_q8(layer.wq) || needs_q8(layer.wk) || needs_q8(layer.wv));
+    matmul(layer.wq, ws.q.data(), pool);
+    matmul(layer.wk, ws.k.data(), pool);
+    matmul(layer.wv, ws.v.data(), pool);
     add_bias(layer.bq, num_tokens, ws.q.data());
     add_bias(layer.bk, num_tokens, ws.k.data());
     add_bias(layer.bv, num_tokens, ws.v.data());
     apply_rope_and_store(layer_idx, batch, cache);
     attend(layer_idx, batch, cache, pool);
-    matmul(layer.wo, ws.attn_out.data(), num_tokens, ws.normed.data(), pool, &ws);
+    prepare_input(ws.attn_out.data(), num_tokens, hp.q_dim(), needs_q8(layer.wo));
+    matmul(layer.wo, ws.normed.data(), pool);
     for (int64_t idx = 0; idx < num_tokens * hp.embedding_dim; ++idx) ws.hidden[idx] += ws.normed[idx];
 }
 
@@ -159,10 +174,12 @@ void Model::feed_forward_block(int64_t layer_idx, int64_t num_tokens, ThreadPool
         kernels::ref::rms_norm(ws.hidden.data() + token_idx * hp.embedding_dim, layer.ffn_norm.data(),
                                hp.embedding_dim, hp.rms_norm_eps, ws.normed.data() + token_idx * hp.embedding_dim);
     }
-    matmul(layer.w_gate, ws.normed.data(), num_tokens, ws.gate.data(), pool, &ws);
-    matmul(layer.w_up, ws.normed.data(), num_tokens, ws.up.data(), pool, &ws);
+    prepare_input(ws.normed.data(), num_tokens, hp.embedding_dim, needs_q8(layer.w_gate) || needs_q8(layer.w_up));
+    matmul(layer.w_gate, ws.gate.data(), pool);
+    matmul(layer.w_up, ws.up.data(), pool);
     kernels::ref::silu_mul(ws.gate.data(), ws.up.data(), num_tokens * hp.ffn_dim, ws.gate.data());
-    matmul(layer.w_down, ws.gate.data(), num_tokens, ws.normed.data(), pool, &ws);
+    prepare_input(ws.gate.data(), num_tokens, hp.ffn_dim, needs_q8(layer.w_down));
+    matmul(layer.w_down, ws.normed.data(), pool);
     for (int64_t idx = 0; idx < num_tokens * hp.embedding_dim; ++idx) ws.hidden[idx] += ws.normed[idx];
 }
 
@@ -177,7 +194,8 @@ Status Model::compute_logits(const TokenBatch& batch, ThreadPool* pool, std::vec
         ++num_outputs;
     }
     logits->resize(static_cast<size_t>(num_outputs * hp.vocab_size));
-    matmul(weights_.output, ws.normed.data(), num_outputs, logits->data(), pool, &ws);
+    prepare_input(ws.normed.data(), num_outputs, hp.embedding_dim, needs_q8(weights_.output));
+    matmul(weights_.output, logits->data(), pool);
     return Status::ok();
 }
 

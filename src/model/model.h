@@ -11,6 +11,7 @@
 #include "base/status.h"
 #include "base/thread_pool.h"
 #include "formats/gguf.h"
+#include "kernels/kernels.h"
 #include "model/hparams.h"
 #include "model/kv_cache.h"
 #include "model/weights.h"
@@ -33,15 +34,21 @@ struct TokenBatch {
     int64_t size() const { return static_cast<int64_t>(tokens.size()); }
 };
 
+struct ModelOptions {
+    bool repack = true;                             // copy Q4_0/Q8_0 matrices into the int8 kernels' layouts
+    const kernels::KernelTable* kernels = nullptr;  // the instruction set to compute with; nullptr = kernels()
+};
+
 class Model {
 public:
     // Opens and validates a GGUF model; the file stays mapped for the model's lifetime.
-    static Result<std::unique_ptr<Model>> load(const std::string& path);
+    static Result<std::unique_ptr<Model>> load(const std::string& path, const ModelOptions& options = {});
     ~Model();
 
     const HParams& hparams() const { return hparams_; }
     const GgufFile& file() const { return *file_; }
     const ModelWeights& weights() const { return weights_; }
+    const kernels::KernelTable& kernel_table() const { return *kernels_; }
 
     // Runs one forward pass. Within a slot, a token attends to cache positions 0..its own position, so every
     // earlier position of that slot must have been computed already (in this batch or an earlier one).
@@ -60,7 +67,11 @@ private:
     void feed_forward_block(int64_t layer_idx, int64_t num_tokens, ThreadPool* pool);
     Status compute_logits(const TokenBatch& batch, ThreadPool* pool, std::vector<float>* logits);
 
+    void prepare_input(const float* x, int64_t num_tokens, int64_t length, bool quantize);
+    void matmul(const PackedWeights& weights, float* y, ThreadPool* pool);
+
     std::unique_ptr<GgufFile> file_;
+    const kernels::KernelTable* kernels_ = nullptr;
     HParams hparams_;
     ModelWeights weights_;
     std::unique_ptr<Workspace> workspace_;

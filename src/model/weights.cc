@@ -9,9 +9,16 @@ namespace {
 
 class Binder {
 public:
-    Binder(const GgufFile& file, const HParams& hparams) : file_(file), hparams_(hparams) {}
+    Binder(const GgufFile& file, const HParams& hparams, bool repack) : file_(file), hparams_(hparams), repack_(repack) {}
 
-    Status matrix(const std::string& name, int64_t row_length, int64_t num_rows, MatrixView* out) {
+    Status matrix(const std::string& name, int64_t row_length, int64_t num_rows, PackedWeights* out) {
+        MatrixView view;
+        TERN_RETURN_IF_ERROR(matrix_view(name, row_length, num_rows, &view));
+        *out = kernels::pack_weights(view, repack_);
+        return Status::ok();
+    }
+
+    Status matrix_view(const std::string& name, int64_t row_length, int64_t num_rows, MatrixView* out) {
         const GgufTensorInfo* info = nullptr;
         TERN_RETURN_IF_ERROR(find(name, &info));
         if (info->dims.size() != 2 || info->dims[0] != row_length || info->dims[1] != num_rows) {
@@ -58,6 +65,7 @@ private:
 
     const GgufFile& file_;
     const HParams& hparams_;
+    bool repack_;
 };
 
 Status bind_layer(Binder& binder, const HParams& hp, int64_t layer_idx, LayerWeights* layer) {
@@ -81,20 +89,20 @@ Status bind_layer(Binder& binder, const HParams& hp, int64_t layer_idx, LayerWei
 
 }  // namespace
 
-Result<ModelWeights> bind_weights(const GgufFile& file, HParams* hparams) {
+Result<ModelWeights> bind_weights(const GgufFile& file, HParams* hparams, bool repack) {
     const GgufTensorInfo* embedding = file.find_tensor("token_embd.weight");
     if (embedding == nullptr || embedding->dims.size() != 2) {
         return invalid_argument(file.path() + ": missing 2-D tensor 'token_embd.weight'");
     }
     hparams->vocab_size = embedding->dims[1];
-    Binder binder(file, *hparams);
+    Binder binder(file, *hparams, repack);
     ModelWeights weights;
-    TERN_RETURN_IF_ERROR(
-        binder.matrix("token_embd.weight", hparams->embedding_dim, hparams->vocab_size, &weights.token_embedding));
+    TERN_RETURN_IF_ERROR(binder.matrix_view("token_embd.weight", hparams->embedding_dim, hparams->vocab_size,
+                                            &weights.token_embedding));
     TERN_RETURN_IF_ERROR(binder.vector("output_norm.weight", hparams->embedding_dim, &weights.output_norm));
     weights.output_tied = file.find_tensor("output.weight") == nullptr;
     if (weights.output_tied) {
-        weights.output = weights.token_embedding;
+        weights.output = kernels::pack_weights(weights.token_embedding, repack);
     } else {
         TERN_RETURN_IF_ERROR(
             binder.matrix("output.weight", hparams->embedding_dim, hparams->vocab_size, &weights.output));

@@ -1,6 +1,6 @@
 // Binds a GGUF file's tensors to the llama/qwen2 layer structure, checking every name and shape.
-// Matrices stay in the file's mapping (zero copy); small vectors (norms, biases, rope factors) are
-// converted to f32 once at load.
+// Matrices stay in the file's mapping (zero copy) unless repacked for the int8 kernels; small vectors (norms,
+// biases, rope factors) are converted to f32 once at load.
 #pragma once
 
 #include <cstdint>
@@ -9,28 +9,32 @@
 #include "base/status.h"
 #include "formats/gguf.h"
 #include "model/hparams.h"
+#include "kernels/packed_weights.h"
 #include "tensor/matrix_view.h"
 
 namespace tern {
 
+using kernels::PackedWeights;
+
 struct LayerWeights {
     std::vector<float> attn_norm;
-    MatrixView wq, wk, wv, wo;
+    PackedWeights wq, wk, wv, wo;
     std::vector<float> bq, bk, bv;  // qwen2 only; empty for llama
     std::vector<float> ffn_norm;
-    MatrixView w_gate, w_up, w_down;
+    PackedWeights w_gate, w_up, w_down;
 };
 
 struct ModelWeights {
     MatrixView token_embedding;  // vocab_size rows of embedding_dim
     std::vector<float> output_norm;
-    MatrixView output;           // the token embedding itself when the output matrix is tied
+    PackedWeights output;        // the token embedding itself when the output matrix is tied
     bool output_tied = false;
     std::vector<float> rope_freq_factors;  // llama3 scaling: RoPE frequencies are divided by these; empty if none
     std::vector<LayerWeights> layers;
 };
 
-// Fills `hparams->vocab_size` from the embedding matrix.
-Result<ModelWeights> bind_weights(const GgufFile& file, HParams* hparams);
+// Fills `hparams->vocab_size` from the embedding matrix. With `repack`, Q4_0 and Q8_0 matrices are copied into
+// the interleaved layouts of kernels/packed_weights.h (same bytes per weight, faster to stream).
+Result<ModelWeights> bind_weights(const GgufFile& file, HParams* hparams, bool repack);
 
 }  // namespace tern

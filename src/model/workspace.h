@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/activations.h"
 #include "model/hparams.h"
 #include "model/model.h"
 
@@ -18,6 +19,7 @@ struct Model::Workspace {
     int64_t row_scratch_size = 0;
     int64_t scores_size = 0;
     int64_t capacity_tokens = -1;
+    kernels::Activations activations;  // the input of the next matmuls, prepared for the kernels
 
     void reserve(const HParams& hp, int64_t num_tokens, int64_t max_keys, int num_threads) {
         if (num_tokens > capacity_tokens) {

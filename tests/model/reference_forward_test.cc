@@ -17,17 +17,22 @@ struct ForwardCase {
     DType type;
 };
 
-class ReferenceForwardTest : public ::testing::TestWithParam<ForwardCase> {};
+class ReferenceForwardTest : public ::testing::TestWithParam<ForwardCase> {
+protected:
+    // Max |tern - reference| over every position's logits, and the largest |reference logit|.
+    std::pair<double, double> compare(bool repack);
+};
 
-TEST_P(ReferenceForwardTest, LogitsAgreeAtEveryPosition) {
+std::pair<double, double> ReferenceForwardTest::compare(bool repack) {
     const ForwardCase& param = GetParam();
     std::filesystem::create_directories(TERN_TEST_TMP);
     const std::string path = std::string(TERN_TEST_TMP) + "/ref_" + param.preset + "_" +
                              std::string(dtype_name(param.type)) + ".gguf";
     ThreadPool pool(2);
-    ASSERT_TRUE(write_synth_model(*find_preset(param.preset), SynthOptions{param.type, 5}, path, &pool).is_ok());
-    auto loaded = Model::load(path);
-    ASSERT_TRUE(loaded.is_ok()) << loaded.status().message();
+    EXPECT_TRUE(write_synth_model(*find_preset(param.preset), SynthOptions{param.type, 5}, path, &pool).is_ok());
+    auto loaded = Model::load(path, ModelOptions{repack, nullptr});
+    EXPECT_TRUE(loaded.is_ok()) << loaded.status().message();
+    if (!loaded.is_ok()) return {1e9, 0.0};
     Model& model = *loaded.value();
 
     const std::vector<int32_t> tokens = {1, 300, 17, 999, 42, 512, 7, 8, 600, 3, 1000, 77};
@@ -39,13 +44,13 @@ TEST_P(ReferenceForwardTest, LogitsAgreeAtEveryPosition) {
     TokenBatch batch;
     std::vector<float> logits;
     for (int32_t idx = 0; idx < 7; ++idx) batch.add(tokens[static_cast<size_t>(idx)], idx, 1, true);
-    ASSERT_TRUE(model.forward(batch, &cache, &pool, &logits).is_ok());
+    EXPECT_TRUE(model.forward(batch, &cache, &pool, &logits).is_ok());
     const int64_t vocab = model.hparams().vocab_size;
     for (int64_t idx = 0; idx < 7; ++idx) actual.emplace_back(logits.begin() + idx * vocab, logits.begin() + (idx + 1) * vocab);
     for (int32_t idx = 7; idx < static_cast<int32_t>(tokens.size()); ++idx) {
         batch.clear();
         batch.add(tokens[static_cast<size_t>(idx)], idx, 1, true);
-        ASSERT_TRUE(model.forward(batch, &cache, &pool, &logits).is_ok());
+        EXPECT_TRUE(model.forward(batch, &cache, &pool, &logits).is_ok());
         actual.push_back(logits);
     }
 
@@ -58,9 +63,21 @@ TEST_P(ReferenceForwardTest, LogitsAgreeAtEveryPosition) {
             max_magnitude = std::max(max_magnitude, std::abs(expected[position][static_cast<size_t>(idx)]));
         }
     }
+    std::filesystem::remove(path);
+    return {max_error, max_magnitude};
+}
+
+// With weights as stored (float activations throughout) the two implementations agree to float rounding.
+TEST_P(ReferenceForwardTest, LogitsAgreeAtEveryPosition) {
+    const auto [max_error, max_magnitude] = compare(/*repack=*/false);
     EXPECT_GT(max_magnitude, 0.01) << "logits too small to compare meaningfully";
     EXPECT_LT(max_error, 1e-4 * std::max(1.0, max_magnitude)) << "max |logit| " << max_magnitude;
-    std::filesystem::remove(path);
+}
+
+// The int8 kernels quantize activations to 8 bits per 32-value block, as llama.cpp does: close, not equal.
+TEST_P(ReferenceForwardTest, Int8KernelsStayClose) {
+    const auto [max_error, max_magnitude] = compare(/*repack=*/true);
+    EXPECT_LT(max_error, 3e-2 * std::max(1.0, max_magnitude)) << "max |logit| " << max_magnitude;
 }
 
 INSTANTIATE_TEST_SUITE_P(Architectures, ReferenceForwardTest,

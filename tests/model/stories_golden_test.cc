@@ -21,16 +21,19 @@ int32_t argmax(const float* row, int64_t length) {
     return static_cast<int32_t>(std::max_element(row, row + length) - row);
 }
 
-class StoriesGolden : public ::testing::TestWithParam<int> {};
+// Parameters: thread count and instruction set.
+class StoriesGolden : public ::testing::TestWithParam<std::tuple<int, kernels::Isa>> {};
 
 TEST_P(StoriesGolden, GreedyIdsAndLogitsMatchReference) {
+    const kernels::KernelTable* table = kernels::kernel_table(std::get<1>(GetParam()));
+    if (table == nullptr) GTEST_SKIP() << "this CPU cannot run " << kernels::isa_name(std::get<1>(GetParam()));
     const nlohmann::json reference = load_reference();
-    auto loaded = Model::load(kModelDir + "/stories260K-f32.gguf");
+    auto loaded = Model::load(kModelDir + "/stories260K-f32.gguf", ModelOptions{true, table});
     ASSERT_TRUE(loaded.is_ok()) << loaded.status().message();
     Model& model = *loaded.value();
     const int64_t vocab_size = model.hparams().vocab_size;
     ASSERT_EQ(vocab_size, 512);
-    ThreadPool pool(GetParam());
+    ThreadPool pool(std::get<0>(GetParam()));
     const int num_steps = reference["n_gen"].get<int>();
     for (const nlohmann::json& prompt : reference["prompts"]) {
         const auto prompt_tokens = prompt["prompt_tokens"].get<std::vector<int32_t>>();
@@ -62,7 +65,14 @@ TEST_P(StoriesGolden, GreedyIdsAndLogitsMatchReference) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Threads, StoriesGolden, ::testing::Values(1, 2));
+INSTANTIATE_TEST_SUITE_P(ThreadsAndIsas, StoriesGolden,
+                         ::testing::Combine(::testing::Values(1, 2), ::testing::Values(kernels::Isa::kRef,
+                                                                                       kernels::Isa::kAvx2,
+                                                                                       kernels::Isa::kAvx512)),
+                         [](const auto& info) {
+                             return std::string(kernels::isa_name(std::get<1>(info.param))) + "_" +
+                                    std::to_string(std::get<0>(info.param)) + "_threads";
+                         });
 
 }  // namespace
 }  // namespace tern
