@@ -1,11 +1,145 @@
-// tern bench model (being written; see issue 3).
+// tern bench model: prefill (pp) and decode (tg) tokens/s as mean ± stddev over repetitions, like llama-bench;
+// -b runs B sequences decoding together. tern bench memory: this machine's read and triad bandwidth.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
 #include "apps/commands.h"
+#include "model_bench/model_bench.h"
 
 namespace tern::apps {
+namespace {
+
+struct BenchModelOptions {
+    std::string model_path;
+    int64_t prompt_tokens = 512;
+    int64_t generated_tokens = 128;
+    int num_threads = 2;
+    int repetitions = 5;
+    std::vector<int64_t> batch_sizes;
+    bool measure_bandwidth = false;
+    bool json = false;
+};
+
+int64_t weight_bytes(const Model& model) {
+    int64_t total = 0;
+    for (const GgufTensorInfo& info : model.file().tensors()) total += info.num_bytes;
+    return total;
+}
+
+nlohmann::json measurement_json(const Measurement& measurement) {
+    return {{"mean", measurement.mean()}, {"stddev", measurement.stddev()}, {"samples", measurement.samples}};
+}
+
+void print_table(const nlohmann::json& report) {
+    std::cout << fmt::format("model: {} ({} bytes), {} threads, kernels {}\n", report["model"].get<std::string>(),
+                             report["model_bytes"].get<int64_t>(), report["threads"].get<int>(),
+                             report["isa"].get<std::string>());
+    std::cout << "| test | tokens/s |\n|---|---|\n";
+    if (report.contains("pp_tokens_per_s")) {
+        std::cout << fmt::format("| pp{} | {:.2f} ± {:.2f} |\n", report["prompt_tokens"].get<int64_t>(),
+                                 report["pp_tokens_per_s"].get<double>(), report["pp_stddev"].get<double>());
+    }
+    if (report.contains("tg_tokens_per_s")) {
+        std::cout << fmt::format("| tg{} | {:.2f} ± {:.2f} |\n", report["generated_tokens"].get<int64_t>(),
+                                 report["tg_tokens_per_s"].get<double>(), report["tg_stddev"].get<double>());
+    }
+    for (const nlohmann::json& row : report["batched"]) {
+        std::cout << fmt::format("| tg{} x B={} | {:.2f} ± {:.2f} |\n", report["generated_tokens"].get<int64_t>(),
+                                 row["batch"].get<int64_t>(), row["tokens_per_s"].get<double>(),
+                                 row["stddev"].get<double>());
+    }
+    if (report.contains("read_gb_per_s")) {
+        std::cout << fmt::format("read bandwidth {:.1f} GB/s (median); decode reads {:.1f} GB/s = {:.0f}% of it\n",
+                                 report["read_gb_per_s"].get<double>(), report["tg_gb_per_s"].get<double>(),
+                                 100.0 * report["tg_bandwidth_fraction"].get<double>());
+    }
+}
+
+Status run_bench_model(const BenchModelOptions& options) {
+    TERN_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::load(options.model_path));
+    ThreadPool pool(options.num_threads);
+    ModelBenchOptions bench;
+    bench.prompt_tokens = options.prompt_tokens;
+    bench.generated_tokens = options.generated_tokens;
+    bench.repetitions = options.repetitions;
+    bench.batch_sizes = options.batch_sizes;
+    TERN_ASSIGN_OR_RETURN(ModelBenchResult result, bench_model(*model, pool, bench));
+    nlohmann::json report = {{"model", options.model_path}, {"model_bytes", weight_bytes(*model)},
+                             {"threads", options.num_threads}, {"isa", kernels::isa_name(model->kernel_table().isa)},
+                             {"repetitions", options.repetitions}, {"prompt_tokens", options.prompt_tokens},
+                             {"generated_tokens", options.generated_tokens}, {"batched", nlohmann::json::array()}};
+    if (options.prompt_tokens > 0) {
+        report["pp_tokens_per_s"] = result.prefill_tokens_per_s.mean();
+        report["pp_stddev"] = result.prefill_tokens_per_s.stddev();
+    }
+    if (options.generated_tokens > 0) {
+        report["tg_tokens_per_s"] = result.decode_tokens_per_s.mean();
+        report["tg_stddev"] = result.decode_tokens_per_s.stddev();
+    }
+    for (const auto& [batch, measurement] : result.batched_tokens_per_s) {
+        report["batched"].push_back({{"batch", batch}, {"tokens_per_s", measurement.mean()},
+                                     {"stddev", measurement.stddev()}});
+    }
+    if (options.measure_bandwidth && options.generated_tokens > 0) {
+        const MemoryBandwidth bandwidth = measure_memory_bandwidth(pool, int64_t{1} << 30, 5);
+        const double decode_gb_per_s = report["tg_tokens_per_s"].get<double>() * report["model_bytes"].get<double>() / 1e9;
+        report["read_gb_per_s"] = bandwidth.read_gb_per_s.median();
+        report["tg_gb_per_s"] = decode_gb_per_s;
+        report["tg_bandwidth_fraction"] = decode_gb_per_s / bandwidth.read_gb_per_s.median();
+    }
+    if (options.json) {
+        std::cout << report.dump() << "\n";
+    } else {
+        print_table(report);
+    }
+    return Status::ok();
+}
+
+Status run_bench_memory(int num_threads, int64_t mebibytes, bool json) {
+    ThreadPool pool(num_threads);
+    const MemoryBandwidth bandwidth = measure_memory_bandwidth(pool, mebibytes << 20, 7);
+    const nlohmann::json report = {{"threads", num_threads}, {"bytes", mebibytes << 20},
+                                   {"read_gb_per_s", measurement_json(bandwidth.read_gb_per_s)},
+                                   {"read_gb_per_s_median", bandwidth.read_gb_per_s.median()},
+                                   {"triad_gb_per_s", measurement_json(bandwidth.triad_gb_per_s)},
+                                   {"triad_gb_per_s_median", bandwidth.triad_gb_per_s.median()}};
+    if (json) {
+        std::cout << report.dump() << "\n";
+    } else {
+        std::cout << fmt::format("{} threads, {} MiB arrays: read {:.1f} GB/s median ({:.1f} best), triad {:.1f} GB/s "
+                                 "median ({:.1f} best)\n", num_threads, mebibytes, bandwidth.read_gb_per_s.median(),
+                                 bandwidth.read_gb_per_s.best(), bandwidth.triad_gb_per_s.median(),
+                                 bandwidth.triad_gb_per_s.best());
+    }
+    return Status::ok();
+}
+
+}  // namespace
 
 void register_bench_model(CLI::App& bench) {
-    CLI::App* command = bench.add_subcommand("model", "Prefill and decode speed of a model (in progress)");
-    set_action(command, [] { return unimplemented("tern bench model is not built yet"); });
+    auto options = std::make_shared<BenchModelOptions>();
+    CLI::App* command = bench.add_subcommand("model", "Prefill and decode tokens/s of a model (like llama-bench)");
+    command->add_option("-m,--model", options->model_path, "GGUF model file")->required();
+    command->add_option("-p,--prompt-tokens", options->prompt_tokens, "Prefill length (0 skips)")->capture_default_str();
+    command->add_option("-n,--gen-tokens", options->generated_tokens, "Decode length (0 skips)")->capture_default_str();
+    command->add_option("-t,--threads", options->num_threads, "Threads")->capture_default_str()->check(CLI::Range(1, 512));
+    command->add_option("-r,--repetitions", options->repetitions, "Repetitions")->capture_default_str()
+        ->check(CLI::Range(1, 1000));
+    command->add_option("-b,--batch", options->batch_sizes, "Batched decode sizes, e.g. 1,4,16")->delimiter(',');
+    command->add_flag("--membw", options->measure_bandwidth, "Also measure read bandwidth and report decode's share");
+    command->add_flag("--json", options->json, "Print one JSON object");
+    set_action(command, [options] { return run_bench_model(*options); });
+
+    auto threads = std::make_shared<int>(2);
+    auto mebibytes = std::make_shared<int64_t>(1024);
+    auto json = std::make_shared<bool>(false);
+    CLI::App* memory = bench.add_subcommand("memory", "Read-only and STREAM-triad memory bandwidth");
+    memory->add_option("-t,--threads", *threads, "Threads")->capture_default_str()->check(CLI::Range(1, 512));
+    memory->add_option("--mib", *mebibytes, "MiB per array")->capture_default_str()->check(CLI::Range(1, 65536));
+    memory->add_flag("--json", *json, "Print one JSON object");
+    set_action(memory, [=] { return run_bench_memory(*threads, *mebibytes, *json); });
 }
 
 }  // namespace tern::apps

@@ -2,7 +2,21 @@
 
 #include "base/check.h"
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define TERN_CPU_RELAX() _mm_pause()
+#else
+#define TERN_CPU_RELAX() std::this_thread::yield()
+#endif
+
 namespace tern {
+namespace {
+
+// About 50-100 microseconds of spinning: longer than the gap between a decode step's loops, far shorter
+// than a scheduler time slice.
+constexpr int kSpinIterations = 1 << 14;
+
+}  // namespace
 
 ThreadPool::ThreadPool(int num_threads) : num_threads_(num_threads < 1 ? 1 : num_threads) {
     for (int thread_idx = 1; thread_idx < num_threads_; ++thread_idx) {
@@ -12,10 +26,10 @@ ThreadPool::ThreadPool(int num_threads) : num_threads_(num_threads < 1 ? 1 : num
 
 ThreadPool::~ThreadPool() {
     {
-        std::lock_guard<std::mutex> lock(mutex_);
-        stopping_ = true;
+        std::lock_guard<std::mutex> lock(sleep_mutex_);
+        stopping_.store(true);
     }
-    work_ready_.notify_all();
+    wake_.notify_all();
     for (std::thread& worker : workers_) worker.join();
 }
 
@@ -32,34 +46,45 @@ void ThreadPool::run(int64_t count, void* context, Trampoline trampoline) {
         trampoline(context, 0, count, 0);
         return;
     }
+    TERN_CHECK(num_pending_.load() == 0) << "parallel_for is not re-entrant";
+    current_context_ = context;
+    current_trampoline_ = trampoline;
+    current_count_ = count;
+    num_pending_.store(num_threads_ - 1, std::memory_order_relaxed);
     {
-        std::lock_guard<std::mutex> lock(mutex_);
-        TERN_CHECK(num_pending_ == 0) << "parallel_for is not re-entrant";
-        current_context_ = context;
-        current_trampoline_ = trampoline;
-        current_count_ = count;
-        num_pending_ = num_threads_ - 1;
-        ++generation_;
+        // Taking the mutex orders the bump against a worker that is about to sleep, so no wake-up is lost.
+        std::lock_guard<std::mutex> lock(sleep_mutex_);
+        generation_.fetch_add(1, std::memory_order_release);
     }
-    work_ready_.notify_all();
+    wake_.notify_all();
     run_share(0);
-    std::unique_lock<std::mutex> lock(mutex_);
-    work_done_.wait(lock, [this] { return num_pending_ == 0; });
-    current_context_ = nullptr;
+    for (int spin = 0; num_pending_.load(std::memory_order_acquire) != 0; ++spin) {
+        if (spin < kSpinIterations) {
+            TERN_CPU_RELAX();
+        } else {
+            std::this_thread::yield();
+        }
+    }
+}
+
+// Returns false when the pool is stopping.
+bool ThreadPool::wait_for_generation(uint64_t seen_generation) {
+    for (int spin = 0; spin < kSpinIterations; ++spin) {
+        if (generation_.load(std::memory_order_acquire) != seen_generation) return true;
+        if (stopping_.load(std::memory_order_relaxed)) return false;
+        TERN_CPU_RELAX();
+    }
+    std::unique_lock<std::mutex> lock(sleep_mutex_);
+    wake_.wait(lock, [&] { return stopping_.load() || generation_.load(std::memory_order_acquire) != seen_generation; });
+    return !stopping_.load();
 }
 
 void ThreadPool::worker_loop(int thread_idx) {
     uint64_t seen_generation = 0;
-    while (true) {
-        {
-            std::unique_lock<std::mutex> lock(mutex_);
-            work_ready_.wait(lock, [&] { return stopping_ || generation_ != seen_generation; });
-            if (stopping_) return;
-            seen_generation = generation_;
-        }
+    while (wait_for_generation(seen_generation)) {
+        seen_generation = generation_.load(std::memory_order_acquire);
         run_share(thread_idx);
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (--num_pending_ == 0) work_done_.notify_one();
+        num_pending_.fetch_sub(1, std::memory_order_acq_rel);
     }
 }
 

@@ -1,13 +1,16 @@
 // A persistent pool of worker threads for data-parallel loops. Threads are created once; each
 // parallel_for wakes them, splits [0, count) into one contiguous range per thread, and waits.
-// Not re-entrant: call parallel_for from one thread at a time (the owner, e.g. the model's forward pass).
+// Workers spin briefly between loops before sleeping, because a decode step issues hundreds of short loops
+// and a futex wake-up per loop would cost more than the work. Not re-entrant: call parallel_for from one
+// thread at a time (the owner, e.g. the model's forward pass).
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
-#include <type_traits>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace tern {
@@ -38,18 +41,19 @@ private:
     void run(int64_t count, void* context, Trampoline trampoline);
     void worker_loop(int thread_idx);
     void run_share(int thread_idx);
+    bool wait_for_generation(uint64_t seen_generation);
 
     int num_threads_;
     std::vector<std::thread> workers_;
-    std::mutex mutex_;
-    std::condition_variable work_ready_;
-    std::condition_variable work_done_;
+    // The current loop; written before `generation_` is bumped (release) and read after it is seen (acquire).
     void* current_context_ = nullptr;
     Trampoline current_trampoline_ = nullptr;
     int64_t current_count_ = 0;
-    uint64_t generation_ = 0;
-    int num_pending_ = 0;
-    bool stopping_ = false;
+    std::atomic<uint64_t> generation_{0};
+    std::atomic<int> num_pending_{0};
+    std::atomic<bool> stopping_{false};
+    std::mutex sleep_mutex_;
+    std::condition_variable wake_;
 };
 
 }  // namespace tern

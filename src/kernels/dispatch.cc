@@ -15,6 +15,7 @@ const KernelTable& ref_table() {
         ref_kernels.matmul_f32 = ref::matmul_f32;
         ref_kernels.matmul_f16 = ref::matmul_f16;
         ref_kernels.quantize_activations = ref::quantize_activations;
+        ref_kernels.sum_f32 = ref::sum_f32;
         return ref_kernels;
     }();
     return table;

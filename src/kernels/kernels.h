@@ -17,6 +17,8 @@ using PackedMatmulFn = void (*)(const PackedWeights& weights, const Activations&
 // The same for row-major float weights, rows [row_begin, row_end).
 using RowMatmulFn = void (*)(const MatrixView& weights, const Activations& activations, int64_t row_begin,
                              int64_t row_end, float* y, int64_t y_stride);
+// Sum of `length` floats; streams memory as fast as the core can (the read-bandwidth probe of `tern bench memory`).
+using SumFn = double (*)(const float* x, int64_t length);
 // Quantizes `length` floats (a multiple of 32) to 8-bit blocks: q, per-block scale d and d * sum(q).
 using QuantizeActivationsFn = void (*)(const float* x, int64_t length, int8_t* q, float* scale, float* sum);
 
@@ -27,6 +29,7 @@ struct KernelTable {
     RowMatmulFn matmul_f32 = nullptr;
     RowMatmulFn matmul_f16 = nullptr;
     QuantizeActivationsFn quantize_activations = nullptr;
+    SumFn sum_f32 = nullptr;
 };
 
 // The table in use: the best this CPU supports, or TERN_ISA's choice. Logged once at first use.
@@ -48,6 +51,7 @@ void matmul_q8_0x16(const PackedWeights&, const Activations&, int64_t, int64_t, 
 void matmul_f32(const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
 void matmul_f16(const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
 void quantize_activations(const float* x, int64_t length, int8_t* q, float* scale, float* sum);
+double sum_f32(const float* x, int64_t length);
 }  // namespace ref
 
 namespace avx512 {

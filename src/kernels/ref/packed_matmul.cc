@@ -103,4 +103,10 @@ void quantize_activations(const float* x, int64_t length, int8_t* q, float* scal
     }
 }
 
+double sum_f32(const float* x, int64_t length) {
+    double total = 0.0;
+    for (int64_t idx = 0; idx < length; ++idx) total += x[idx];
+    return total;
+}
+
 }  // namespace tern::kernels::ref

@@ -159,6 +159,17 @@ void quantize_activations(const float* x, int64_t length, int8_t* q, float* scal
     }
 }
 
+double sum_f32(const float* x, int64_t length) {
+    __m256 sums[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    int64_t idx = 0;
+    for (; idx + 32 <= length; idx += 32) {
+        for (int lane = 0; lane < 4; ++lane) sums[lane] = _mm256_add_ps(sums[lane], _mm256_loadu_ps(x + idx + 8 * lane));
+    }
+    double total = horizontal_sum(_mm256_add_ps(_mm256_add_ps(sums[0], sums[1]), _mm256_add_ps(sums[2], sums[3])));
+    for (; idx < length; ++idx) total += x[idx];
+    return total;
+}
+
 }  // namespace
 
 const KernelTable* table() {
@@ -170,6 +181,7 @@ const KernelTable* table() {
         kernels.matmul_f32 = matmul_f32;
         kernels.matmul_f16 = matmul_f16;
         kernels.quantize_activations = quantize_activations;
+        kernels.sum_f32 = sum_f32;
         return kernels;
     }();
     return &kTable;

@@ -159,6 +159,17 @@ void quantize_activations(const float* x, int64_t length, int8_t* q, float* scal
     }
 }
 
+double sum_f32(const float* x, int64_t length) {
+    __m512 sums[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+    int64_t idx = 0;
+    for (; idx + 64 <= length; idx += 64) {
+        for (int lane = 0; lane < 4; ++lane) sums[lane] = _mm512_add_ps(sums[lane], _mm512_loadu_ps(x + idx + 16 * lane));
+    }
+    double total = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(sums[0], sums[1]), _mm512_add_ps(sums[2], sums[3])));
+    for (; idx < length; ++idx) total += x[idx];
+    return total;
+}
+
 }  // namespace
 
 const KernelTable* table() {
@@ -170,6 +181,7 @@ const KernelTable* table() {
         kernels.matmul_f32 = matmul_f32;
         kernels.matmul_f16 = matmul_f16;
         kernels.quantize_activations = quantize_activations;
+        kernels.sum_f32 = sum_f32;
         return kernels;
     }();
     return &kTable;

@@ -1,0 +1,128 @@
+#include "model_bench/model_bench.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+#include <random>
+
+namespace tern {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::vector<int32_t> random_tokens(int64_t count, int64_t vocab_size, std::mt19937_64& generator) {
+    std::uniform_int_distribution<int32_t> pick(0, static_cast<int32_t>(vocab_size - 1));
+    std::vector<int32_t> tokens(static_cast<size_t>(count));
+    for (int32_t& token : tokens) token = pick(generator);
+    return tokens;
+}
+
+// Seconds to prefill `tokens` into slot 0 of an empty cache, in one forward pass.
+Result<double> time_prefill(Model& model, ThreadPool& pool, const std::vector<int32_t>& tokens) {
+    KvCache cache(model.hparams(), 1, static_cast<int64_t>(tokens.size()));
+    TokenBatch batch;
+    for (size_t idx = 0; idx < tokens.size(); ++idx) {
+        batch.add(tokens[idx], static_cast<int32_t>(idx), 0, idx + 1 == tokens.size());
+    }
+    std::vector<float> logits;
+    const Clock::time_point start = Clock::now();
+    TERN_RETURN_IF_ERROR(model.forward(batch, &cache, &pool, &logits));
+    return seconds_since(start);
+}
+
+// Seconds for `steps` decode steps of `num_sequences` sequences together (one token each per step), from empty.
+Result<double> time_decode(Model& model, ThreadPool& pool, int64_t num_sequences, int64_t steps,
+                           std::mt19937_64& generator) {
+    KvCache cache(model.hparams(), num_sequences, steps);
+    const std::vector<int32_t> tokens = random_tokens(num_sequences * steps, model.hparams().vocab_size, generator);
+    TokenBatch batch;
+    std::vector<float> logits;
+    const Clock::time_point start = Clock::now();
+    for (int64_t step = 0; step < steps; ++step) {
+        batch.clear();
+        for (int64_t sequence = 0; sequence < num_sequences; ++sequence) {
+            batch.add(tokens[static_cast<size_t>(step * num_sequences + sequence)], static_cast<int32_t>(step),
+                      static_cast<int32_t>(sequence), true);
+        }
+        TERN_RETURN_IF_ERROR(model.forward(batch, &cache, &pool, &logits));
+    }
+    return seconds_since(start);
+}
+
+Status check_options(const Model& model, const ModelBenchOptions& options) {
+    const int64_t context = model.hparams().context_length;
+    if (options.repetitions < 1) return invalid_argument("repetitions must be at least 1");
+    if (options.prompt_tokens < 0 || options.prompt_tokens > context) {
+        return invalid_argument(fmt::format("the prompt length must be in [0, {}] (the model's context)", context));
+    }
+    if (options.generated_tokens < 0 || options.generated_tokens > context) {
+        return invalid_argument(fmt::format("the generated length must be in [0, {}] (the model's context)", context));
+    }
+    for (int64_t batch : options.batch_sizes) {
+        if (batch < 1 || batch > 1024) return invalid_argument(fmt::format("batch size {} is outside [1, 1024]", batch));
+    }
+    return Status::ok();
+}
+
+}  // namespace
+
+double Measurement::mean() const {
+    if (samples.empty()) return 0.0;
+    return std::accumulate(samples.begin(), samples.end(), 0.0) / static_cast<double>(samples.size());
+}
+
+double Measurement::stddev() const {
+    if (samples.size() < 2) return 0.0;
+    const double average = mean();
+    double squares = 0.0;
+    for (double sample : samples) squares += (sample - average) * (sample - average);
+    return std::sqrt(squares / static_cast<double>(samples.size() - 1));
+}
+
+double Measurement::median() const {
+    if (samples.empty()) return 0.0;
+    std::vector<double> sorted = samples;
+    std::sort(sorted.begin(), sorted.end());
+    const size_t middle = sorted.size() / 2;
+    return sorted.size() % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2.0;
+}
+
+double Measurement::best() const { return samples.empty() ? 0.0 : *std::max_element(samples.begin(), samples.end()); }
+
+Result<ModelBenchResult> bench_model(Model& model, ThreadPool& pool, const ModelBenchOptions& options) {
+    TERN_RETURN_IF_ERROR(check_options(model, options));
+    std::mt19937_64 generator(options.seed);
+    ModelBenchResult result;
+    // Warm-up (untimed): faults the weights in and sizes the scratch buffers.
+    TERN_RETURN_IF_ERROR(time_decode(model, pool, 1, 2, generator).status());
+    for (int repetition = 0; repetition < options.repetitions; ++repetition) {
+        if (options.prompt_tokens > 0) {
+            const std::vector<int32_t> prompt = random_tokens(options.prompt_tokens, model.hparams().vocab_size, generator);
+            TERN_ASSIGN_OR_RETURN(const double seconds, time_prefill(model, pool, prompt));
+            result.prefill_tokens_per_s.samples.push_back(static_cast<double>(options.prompt_tokens) / seconds);
+        }
+        if (options.generated_tokens > 0) {
+            TERN_ASSIGN_OR_RETURN(const double seconds, time_decode(model, pool, 1, options.generated_tokens, generator));
+            result.decode_tokens_per_s.samples.push_back(static_cast<double>(options.generated_tokens) / seconds);
+        }
+    }
+    for (int64_t batch : options.batch_sizes) {
+        Measurement measurement;
+        for (int repetition = 0; repetition < options.repetitions && options.generated_tokens > 0; ++repetition) {
+            TERN_ASSIGN_OR_RETURN(const double seconds,
+                                  time_decode(model, pool, batch, options.generated_tokens, generator));
+            measurement.samples.push_back(static_cast<double>(batch * options.generated_tokens) / seconds);
+        }
+        result.batched_tokens_per_s.emplace_back(batch, measurement);
+    }
+    return result;
+}
+
+}  // namespace tern
