@@ -7,6 +7,7 @@
 
 #include "apps/commands.h"
 #include "formats/gguf.h"
+#include "kernels/packed_weights.h"
 #include "model/hparams.h"
 
 namespace tern::apps {
@@ -45,12 +46,20 @@ nlohmann::json build_report(const GgufFile& file, const Result<HParams>& hparams
     int64_t weight_bytes = 0;
     std::map<std::string, int64_t> tensors_by_type;
     nlohmann::json tensors = nlohmann::json::array();
+    const bool output_tied = file.find_tensor("output.weight") == nullptr;
     for (const GgufTensorInfo& info : file.tensors()) {
         num_params += info.num_elements;
         weight_bytes += info.num_bytes;
         ++tensors_by_type[std::string(dtype_name(info.type))];
-        tensors.push_back({{"name", info.name}, {"type", dtype_name(info.type)}, {"shape", info.dims},
-                           {"bytes", info.num_bytes}});
+        nlohmann::json tensor = {{"name", info.name}, {"type", dtype_name(info.type)}, {"shape", info.dims},
+                                 {"bytes", info.num_bytes}};
+        // Every 2-D weight is a matmul operand except the embedding, which is one only when tied to the output.
+        const bool is_matmul = info.dims.size() == 2 && (info.name != "token_embd.weight" || output_tied);
+        const kernels::WeightLayout layout = kernels::packed_layout_for(info.type);
+        if (hparams.is_ok() && is_matmul && layout != kernels::WeightLayout::kRowMajor) {
+            tensor["repacked_at_load"] = kernels::weight_layout_name(layout);
+        }
+        tensors.push_back(tensor);
     }
     report["num_params"] = num_params;
     report["weight_bytes"] = weight_bytes;
@@ -92,10 +101,12 @@ void print_text(const nlohmann::json& report) {
     }
     std::cout << "tensor types:";
     for (const auto& [type, count] : report["tensor_types"].items()) std::cout << " " << type << "=" << count.get<int>();
-    std::cout << fmt::format("\n{:<32} {:<6} {:<20} {:>12}\n", "tensor", "type", "shape", "bytes");
+    std::cout << fmt::format("\n{:<32} {:<6} {:<20} {:>12}  {}\n", "tensor", "type", "shape", "bytes",
+                             "repacked at load (int8 kernels)");
     for (const nlohmann::json& tensor : report["tensors"]) {
-        std::cout << fmt::format("{:<32} {:<6} {:<20} {:>12}\n", tensor["name"].get<std::string>(),
-                                 tensor["type"].get<std::string>(), tensor["shape"].dump(), tensor["bytes"].get<int64_t>());
+        std::cout << fmt::format("{:<32} {:<6} {:<20} {:>12}  {}\n", tensor["name"].get<std::string>(),
+                                 tensor["type"].get<std::string>(), tensor["shape"].dump(), tensor["bytes"].get<int64_t>(),
+                                 tensor.value("repacked_at_load", ""));
     }
     std::cout << "metadata:\n";
     for (const auto& [key, value] : report["metadata"].items()) {

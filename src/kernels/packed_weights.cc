@@ -69,12 +69,21 @@ const char* weight_layout_name(WeightLayout layout) {
     return "unknown";
 }
 
-PackedWeights pack_weights(const MatrixView& view, bool enable) {
-    if (enable && view.type == DType::kQ4_0) {
-        return pack_interleaved<BlockQ4_0>(view, WeightLayout::kQ4_0x16, kQ4_0x16BlockBytes, pack_q4_0_block);
+WeightLayout packed_layout_for(DType type) {
+    switch (type) {
+        case DType::kQ4_0: return WeightLayout::kQ4_0x16;
+        case DType::kQ8_0: return WeightLayout::kQ8_0x16;
+        default: return WeightLayout::kRowMajor;
     }
-    if (enable && view.type == DType::kQ8_0) {
-        return pack_interleaved<BlockQ8_0>(view, WeightLayout::kQ8_0x16, kQ8_0x16BlockBytes, pack_q8_0_block);
+}
+
+PackedWeights pack_weights(const MatrixView& view, bool enable) {
+    const WeightLayout layout = enable ? packed_layout_for(view.type) : WeightLayout::kRowMajor;
+    if (layout == WeightLayout::kQ4_0x16) {
+        return pack_interleaved<BlockQ4_0>(view, layout, kQ4_0x16BlockBytes, pack_q4_0_block);
+    }
+    if (layout == WeightLayout::kQ8_0x16) {
+        return pack_interleaved<BlockQ8_0>(view, layout, kQ8_0x16BlockBytes, pack_q8_0_block);
     }
     PackedWeights packed;
     packed.view = view;

@@ -41,6 +41,9 @@ struct PackedWeights {
     int64_t rows_per_unit() const { return layout == WeightLayout::kRowMajor ? 1 : kPackRows; }
 };
 
+// The layout pack_weights gives a matrix of `type` (row-major when it is not repacked).
+WeightLayout packed_layout_for(DType type);
+
 // Repacks Q4_0 and Q8_0 matrices; any other type (or `enable` false) keeps the row-major view.
 PackedWeights pack_weights(const MatrixView& view, bool enable = true);
 
