@@ -16,6 +16,7 @@ const KernelTable& ref_table() {
         ref_kernels.matmul_f16 = ref::matmul_f16;
         ref_kernels.quantize_activations = ref::quantize_activations;
         ref_kernels.sum_f32 = ref::sum_f32;
+        ref_kernels.attention_group = ref::attention_group;
         return ref_kernels;
     }();
     return table;

@@ -17,6 +17,13 @@ using PackedMatmulFn = void (*)(const PackedWeights& weights, const Activations&
 // The same for row-major float weights, rows [row_begin, row_end).
 using RowMatmulFn = void (*)(const MatrixView& weights, const Activations& activations, int64_t row_begin,
                              int64_t row_end, float* y, int64_t y_stride);
+// Causal attention of `num_heads` query heads that share one KV head (grouped-query attention) over `num_keys`
+// cached positions: out_h = softmax(q_h . k_j * scale) . v_j. Head h's query is at q + h * q_stride and its
+// output at out + h * out_stride; key j at k + j * kv_stride (likewise v). `scores` holds num_keys floats
+// (scratch for kernels that keep a score row).
+using AttentionFn = void (*)(const float* q, int64_t q_stride, int64_t num_heads, const float* k, const float* v,
+                             int64_t kv_stride, int64_t num_keys, int64_t head_dim, float scale, float* out,
+                             int64_t out_stride, float* scores);
 // Sum of `length` floats; streams memory as fast as the core can (the read-bandwidth probe of `tern bench memory`).
 using SumFn = double (*)(const float* x, int64_t length);
 // Quantizes `length` floats (a multiple of 32) to 8-bit blocks: q, per-block scale d and d * sum(q).
@@ -30,6 +37,7 @@ struct KernelTable {
     RowMatmulFn matmul_f16 = nullptr;
     QuantizeActivationsFn quantize_activations = nullptr;
     SumFn sum_f32 = nullptr;
+    AttentionFn attention_group = nullptr;
 };
 
 // The table in use: the best this CPU supports, or TERN_ISA's choice. Logged once at first use.
@@ -52,10 +60,16 @@ void matmul_f32(const MatrixView&, const Activations&, int64_t, int64_t, float*,
 void matmul_f16(const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
 void quantize_activations(const float* x, int64_t length, int8_t* q, float* scale, float* sum);
 double sum_f32(const float* x, int64_t length);
+void attention_group(const float* q, int64_t q_stride, int64_t num_heads, const float* k, const float* v,
+                     int64_t kv_stride, int64_t num_keys, int64_t head_dim, float scale, float* out,
+                     int64_t out_stride, float* scores);
 }  // namespace ref
 
 namespace avx512 {
 const KernelTable* table();  // nullptr when not compiled in
+void attention_group(const float* q, int64_t q_stride, int64_t num_heads, const float* k, const float* v,
+                     int64_t kv_stride, int64_t num_keys, int64_t head_dim, float scale, float* out,
+                     int64_t out_stride, float* scores);
 }
 namespace avx2 {
 const KernelTable* table();

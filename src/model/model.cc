@@ -150,18 +150,19 @@ void Model::attend(int64_t layer_idx, const TokenBatch& batch, KvCache* cache, T
     Workspace& ws = *workspace_;
     const int64_t group_size = hp.num_heads / hp.num_kv_heads;
     const float scale = 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
-    pool->parallel_for(batch.size() * hp.num_heads, [&](int64_t begin, int64_t end, int thread_idx) {
+    // One work unit: the query heads of one token that share a KV head, so each key is read once for them all.
+    pool->parallel_for(batch.size() * hp.num_kv_heads, [&](int64_t begin, int64_t end, int thread_idx) {
         for (int64_t work_idx = begin; work_idx < end; ++work_idx) {
-            const int64_t token_idx = work_idx / hp.num_heads;
-            const int64_t head_idx = work_idx % hp.num_heads;
-            const int64_t kv_offset = (head_idx / group_size) * hp.head_dim;
+            const int64_t token_idx = work_idx / hp.num_kv_heads;
+            const int64_t kv_head = work_idx % hp.num_kv_heads;
+            const int64_t kv_offset = kv_head * hp.head_dim;
+            const int64_t q_offset = token_idx * hp.q_dim() + kv_head * group_size * hp.head_dim;
             const int64_t slot = batch.slots[token_idx];
-            kernels::ref::attention_head(ws.q.data() + token_idx * hp.q_dim() + head_idx * hp.head_dim,
-                                         cache->keys(layer_idx, slot, 0) + kv_offset,
-                                         cache->values(layer_idx, slot, 0) + kv_offset, cache->kv_dim(),
-                                         batch.positions[token_idx] + 1, hp.head_dim, scale,
-                                         ws.thread_scores(thread_idx),
-                                         ws.attn_out.data() + token_idx * hp.q_dim() + head_idx * hp.head_dim);
+            kernels_->attention_group(ws.q.data() + q_offset, hp.head_dim, group_size,
+                                      cache->keys(layer_idx, slot, 0) + kv_offset,
+                                      cache->values(layer_idx, slot, 0) + kv_offset, cache->kv_dim(),
+                                      batch.positions[token_idx] + 1, hp.head_dim, scale, ws.attn_out.data() + q_offset,
+                                      hp.head_dim, ws.thread_scores(thread_idx));
         }
     });
 }

@@ -182,6 +182,7 @@ const KernelTable* table() {
         kernels.matmul_f16 = matmul_f16;
         kernels.quantize_activations = quantize_activations;
         kernels.sum_f32 = sum_f32;
+        kernels.attention_group = ref::attention_group;  // TODO(#3): an AVX2 attention kernel
         return kernels;
     }();
     return &kTable;

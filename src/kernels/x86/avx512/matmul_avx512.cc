@@ -182,6 +182,7 @@ const KernelTable* table() {
         kernels.matmul_f16 = matmul_f16;
         kernels.quantize_activations = quantize_activations;
         kernels.sum_f32 = sum_f32;
+        kernels.attention_group = attention_group;
         return kernels;
     }();
     return &kTable;
