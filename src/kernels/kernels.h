@@ -35,6 +35,7 @@ struct KernelTable {
     PackedMatmulFn matmul_q8_0x16 = nullptr;
     RowMatmulFn matmul_f32 = nullptr;
     RowMatmulFn matmul_f16 = nullptr;
+    RowMatmulFn matmul_q6_k = nullptr;  // row-major ggml Q6_K with 8-bit activations
     QuantizeActivationsFn quantize_activations = nullptr;
     SumFn sum_f32 = nullptr;
     AttentionFn attention_group = nullptr;
@@ -46,7 +47,9 @@ const KernelTable& kernels();
 const KernelTable* kernel_table(Isa isa);
 
 // Whether matmul with these weights reads the 8-bit activations.
-inline bool needs_q8_activations(const PackedWeights& weights) { return weights.layout != WeightLayout::kRowMajor; }
+inline bool needs_q8_activations(const PackedWeights& weights) {
+    return weights.layout != WeightLayout::kRowMajor || weights.view.type == DType::kQ6_K;
+}
 
 // Dispatches on the weights' layout and type. `scratch` holds weights.view.row_length floats (for types that are
 // dequantized row by row).
@@ -58,6 +61,7 @@ void matmul_q4_0x16(const PackedWeights&, const Activations&, int64_t, int64_t, 
 void matmul_q8_0x16(const PackedWeights&, const Activations&, int64_t, int64_t, float*, int64_t);
 void matmul_f32(const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
 void matmul_f16(const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
+void matmul_q6_k(const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
 void quantize_activations(const float* x, int64_t length, int8_t* q, float* scale, float* sum);
 double sum_f32(const float* x, int64_t length);
 void attention_group(const float* q, int64_t q_stride, int64_t num_heads, const float* k, const float* v,
@@ -67,6 +71,7 @@ void attention_group(const float* q, int64_t q_stride, int64_t num_heads, const 
 
 namespace avx512 {
 const KernelTable* table();  // nullptr when not compiled in
+void matmul_q6_k(const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
 void attention_group(const float* q, int64_t q_stride, int64_t num_heads, const float* k, const float* v,
                      int64_t kv_stride, int64_t num_keys, int64_t head_dim, float scale, float* out,
                      int64_t out_stride, float* scores);

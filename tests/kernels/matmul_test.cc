@@ -69,6 +69,7 @@ class MatmulTest : public ::testing::TestWithParam<DType> {};
 TEST_P(MatmulTest, ReferenceEqualsDequantizedDotProduct) {
     const KernelTable& ref_table = *kernel_table(Isa::kRef);
     for (const Shape& shape : kShapes) {
+        if (shape.row_length % dtype_traits(GetParam()).block_size != 0) continue;
         SCOPED_TRACE(::testing::Message() << shape.num_rows << "x" << shape.row_length << ", " << shape.num_tokens << " tokens");
         const TestMatrix matrix = make_matrix(GetParam(), shape, 11);
         const PackedWeights packed = pack_weights(matrix.view);
@@ -104,6 +105,7 @@ TEST_P(MatmulTest, EveryIsaEqualsReference) {
         if (table == nullptr) continue;
         ++num_checked;
         for (const Shape& shape : kShapes) {
+            if (shape.row_length % dtype_traits(GetParam()).block_size != 0) continue;
             SCOPED_TRACE(::testing::Message() << isa_name(isa) << " " << shape.num_rows << "x" << shape.row_length);
             const TestMatrix matrix = make_matrix(GetParam(), shape, 21);
             const PackedWeights packed = pack_weights(matrix.view);
@@ -120,7 +122,8 @@ TEST_P(MatmulTest, EveryIsaEqualsReference) {
     if (num_checked == 0) GTEST_SKIP() << "this CPU has no SIMD kernel set";
 }
 
-INSTANTIATE_TEST_SUITE_P(Types, MatmulTest, ::testing::Values(DType::kQ4_0, DType::kQ8_0, DType::kF32, DType::kF16),
+INSTANTIATE_TEST_SUITE_P(Types, MatmulTest, ::testing::Values(DType::kQ4_0, DType::kQ8_0, DType::kQ6_K, DType::kF32,
+                                                          DType::kF16),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
 
 TEST(PackedWeights, LayoutAndPadding) {

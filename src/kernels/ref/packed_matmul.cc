@@ -4,7 +4,10 @@
 #include <cmath>
 #include <cstring>
 
+#include <vector>
+
 #include "base/fp16.h"
+#include "quant/dequantize.h"
 #include "kernels/kernels.h"
 #include "kernels/ref/ref_kernels.h"
 
@@ -80,6 +83,24 @@ void matmul_f16(const MatrixView& weights, const Activations& activations, int64
             float sum = 0.0f;
             for (int64_t idx = 0; idx < weights.row_length; ++idx) sum += fp16_to_fp32(row[idx]) * x[idx];
             y[token_idx * y_stride + row_idx] = sum;
+        }
+    }
+}
+
+void matmul_q6_k(const MatrixView& weights, const Activations& activations, int64_t row_begin, int64_t row_end,
+                 float* y, int64_t y_stride) {
+    thread_local std::vector<float> row;  // grows once per thread, then reused
+    row.resize(static_cast<size_t>(weights.row_length));
+    for (int64_t row_idx = row_begin; row_idx < row_end; ++row_idx) {
+        dequantize_row(DType::kQ6_K, weights.row(row_idx), row.data(), weights.row_length);
+        for (int64_t token_idx = 0; token_idx < activations.num_tokens; ++token_idx) {
+            const int8_t* q = activations.q8.data() + token_idx * activations.length;
+            const float* scale = activations.scale.data() + token_idx * activations.num_blocks();
+            double sum = 0.0;
+            for (int64_t idx = 0; idx < weights.row_length; ++idx) {
+                sum += static_cast<double>(row[static_cast<size_t>(idx)]) * scale[idx / 32] * q[idx];
+            }
+            y[token_idx * y_stride + row_idx] = static_cast<float>(sum);
         }
     }
 }

@@ -180,6 +180,7 @@ const KernelTable* table() {
         kernels.matmul_q8_0x16 = matmul_packed<Q8_0x16>;
         kernels.matmul_f32 = matmul_f32;
         kernels.matmul_f16 = matmul_f16;
+        kernels.matmul_q6_k = matmul_q6_k;
         kernels.quantize_activations = quantize_activations;
         kernels.sum_f32 = sum_f32;
         kernels.attention_group = attention_group;

@@ -1,0 +1,84 @@
+// AVX-512 VNNI matmul of row-major Q6_K weights (ggml's layout, not repacked) with 8-bit activations.
+// Per 128-value half of a 256-value block, one 64-byte load of ql and a 32-byte load of qh rebuild two vectors
+// of 64 unsigned 6-bit values; vpdpbusd against the activations gives 4-value sums per lane, a second vpdpbusd
+// with 32s removes the -32 offset, and each lane is scaled by its 16-value sub-block scale and its 32-value
+// activation block scale.
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "kernels/kernels.h"
+#include "quant/blocks.h"
+
+namespace tern::kernels::avx512 {
+namespace {
+
+// Lanes 4m..4m+3 get sub-block scale m of the 4 given (int8 -> int32).
+inline __m512i expand_scales(const int8_t* scales) {
+    int32_t four;
+    std::memcpy(&four, scales, 4);
+    const __m128i bytes = _mm_cvtsi32_si128(four);
+    const __m128i repeated = _mm_shuffle_epi8(bytes, _mm_setr_epi8(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3));
+    return _mm512_cvtepi8_epi32(repeated);
+}
+
+// Lanes 0-7 get scale[0], lanes 8-15 scale[1].
+inline __m512 expand_activation_scales(const float* scale) {
+    const __m512d low = _mm512_castps_pd(_mm512_set1_ps(scale[0]));
+    return _mm512_castpd_ps(_mm512_insertf64x4(low, _mm256_castps_pd(_mm256_set1_ps(scale[1])), 1));
+}
+
+// Sum over one 256-value block of sub-block-scaled dot products, each lane scaled by its activation block scale.
+inline __m512 block_dot(const BlockQ6_K& block, const int8_t* q, const float* activation_scale) {
+    const __m512i low_nibble = _mm512_set1_epi8(0x0F);
+    const __m512i two_bits = _mm512_set1_epi8(0x03);
+    const __m512i thirty_two = _mm512_set1_epi8(32);
+    __m512 total = _mm512_setzero_ps();
+    for (int half = 0; half < 2; ++half) {
+        const __m512i ql = _mm512_loadu_si512(block.ql + 64 * half);
+        const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block.qh + 32 * half));
+        const __m512i qh_wide = _mm512_inserti64x4(_mm512_castsi256_si512(qh), _mm256_srli_epi16(qh, 2), 1);
+        const __m512i high_first = _mm512_and_si512(qh_wide, two_bits);                           // bits 0-1, 2-3
+        const __m512i high_second = _mm512_and_si512(_mm512_srli_epi16(qh_wide, 4), two_bits);    // bits 4-5, 6-7
+        __m512i values[2];
+        values[0] = _mm512_or_si512(_mm512_and_si512(ql, low_nibble), _mm512_slli_epi16(high_first, 4));
+        values[1] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), low_nibble),
+                                    _mm512_slli_epi16(high_second, 4));
+        for (int part = 0; part < 2; ++part) {
+            const int first = 128 * half + 64 * part;  // first value of this 64-value run
+            const __m512i activations = _mm512_loadu_si512(q + first);
+            const __m512i dot = _mm512_sub_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), values[part], activations),
+                                                 _mm512_dpbusd_epi32(_mm512_setzero_si512(), thirty_two, activations));
+            const __m512i scaled = _mm512_mullo_epi32(dot, expand_scales(block.scales + first / 16));
+            total = _mm512_fmadd_ps(_mm512_cvtepi32_ps(scaled), expand_activation_scales(activation_scale + first / 32),
+                                    total);
+        }
+    }
+    return total;
+}
+
+}  // namespace
+
+void matmul_q6_k(const MatrixView& weights, const Activations& activations, int64_t row_begin, int64_t row_end,
+                 float* y, int64_t y_stride) {
+    const int64_t num_blocks = weights.row_length / 256;
+    const int64_t activation_blocks = activations.num_blocks();
+    for (int64_t row_idx = row_begin; row_idx < row_end; ++row_idx) {
+        const BlockQ6_K* blocks = reinterpret_cast<const BlockQ6_K*>(weights.row(row_idx));
+        for (int64_t token_idx = 0; token_idx < activations.num_tokens; ++token_idx) {
+            const int8_t* q = activations.q8.data() + token_idx * activations.length;
+            const float* scale = activations.scale.data() + token_idx * activation_blocks;
+            __m512 total = _mm512_setzero_ps();
+            for (int64_t block_idx = 0; block_idx < num_blocks; ++block_idx) {
+                uint16_t d_bits;
+                std::memcpy(&d_bits, &blocks[block_idx].d, 2);
+                const __m512 d = _mm512_set1_ps(_cvtsh_ss(d_bits));
+                total = _mm512_fmadd_ps(d, block_dot(blocks[block_idx], q + 256 * block_idx, scale + 8 * block_idx),
+                                        total);
+            }
+            y[token_idx * y_stride + row_idx] = _mm512_reduce_add_ps(total);
+        }
+    }
+}
+
+}  // namespace tern::kernels::avx512
