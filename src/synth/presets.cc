@@ -24,6 +24,20 @@ const std::vector<ModelPreset>& model_presets() {
          "Meta-Llama-3-8B shapes"},
         {"llama3.1-8b", "llama", 128256, 131072, 4096, 32, 14336, 32, 8, 500000.0f, 1e-5f, false, true,
          "Llama-3.1-8B shapes with llama3 RoPE scaling"},
+        {"qwen2.5-1.5b", "qwen2", 151936, 32768, 1536, 28, 8960, 12, 2, 1000000.0f, 1e-6f, true, false,
+         "Qwen2.5-1.5B shapes"},
+        {"qwen2.5-7b", "qwen2", 152064, 32768, 3584, 28, 18944, 28, 4, 1000000.0f, 1e-6f, false, false,
+         "Qwen2.5-7B shapes"},
+        {"mistral-7b", "llama", 32000, 32768, 4096, 32, 14336, 32, 8, 10000.0f, 1e-5f, false, false,
+         "Mistral-7B-v0.1 shapes (its 4096-token sliding window is not modelled)"},
+        {"llama2-13b", "llama", 32000, 4096, 5120, 40, 13824, 40, 40, 10000.0f, 1e-5f, false, false,
+         "Llama-2-13B shapes"},
+        {"qwen2.5-32b", "qwen2", 152064, 32768, 5120, 64, 27648, 40, 8, 1000000.0f, 1e-5f, false, false,
+         "Qwen2.5-32B shapes"},
+        {"llama2-70b", "llama", 32000, 4096, 8192, 80, 28672, 64, 8, 10000.0f, 1e-5f, false, false,
+         "Llama-2-70B shapes"},
+        {"llama3-70b", "llama", 128256, 8192, 8192, 80, 28672, 64, 8, 500000.0f, 1e-5f, false, false,
+         "Meta-Llama-3-70B shapes"},
     };
     return kPresets;
 }

@@ -1,0 +1,256 @@
+#include "plan/model_shape.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "formats/gguf.h"
+#include "synth/presets.h"
+
+namespace tern::plan {
+namespace {
+
+constexpr int64_t kMaxDimension = int64_t{1} << 32;
+
+Status read_gguf_positive(const GgufFile& file, const std::string& key, int64_t* out) {
+    const std::optional<int64_t> value = file.get_int(key);
+    if (!value) return invalid_argument(fmt::format("{}: missing metadata key '{}' (an integer)", file.path(), key));
+    if (*value <= 0 || *value > kMaxDimension) {
+        return invalid_argument(fmt::format("{}: metadata '{}' is {}; it must be positive", file.path(), key, *value));
+    }
+    *out = *value;
+    return Status::ok();
+}
+
+// head_count_kv is an integer in llama/qwen2 files; some architectures store one value per layer.
+int64_t read_gguf_kv_heads(const GgufFile& file, const std::string& key, int64_t fallback) {
+    if (const std::optional<int64_t> value = file.get_int(key)) return *value;
+    const GgufValue* array = file.find(key);
+    if (array == nullptr || array->type != GgufType::kArray) return fallback;
+    int64_t largest = 0;
+    for (const GgufValue& item : array->array) largest = std::max(largest, item.int_value);
+    return largest > 0 ? largest : fallback;
+}
+
+void add_file_bytes(const GgufFile& file, ModelShape* shape) {
+    const bool tied = file.find_tensor("output.weight") == nullptr;
+    int64_t num_params = 0, weight_bytes = 0, matmul_params = 0, matmul_bytes = 0;
+    std::map<DType, int64_t> matrix_bytes_by_type;
+    for (const GgufTensorInfo& info : file.tensors()) {
+        num_params += info.num_elements;
+        weight_bytes += info.num_bytes;
+        if (info.dims.size() >= 2) matrix_bytes_by_type[info.type] += info.num_bytes;
+        if (info.name == "token_embd.weight" && !tied) continue;  // looked up row by row, not read whole
+        matmul_params += info.num_elements;
+        matmul_bytes += info.num_bytes;
+    }
+    shape->tied_embeddings = tied;
+    shape->file_num_params = num_params;
+    shape->file_weight_bytes = weight_bytes;
+    shape->file_matmul_params = matmul_params;
+    shape->file_matmul_bytes = matmul_bytes;
+    int64_t most = -1;
+    for (const auto& [type, bytes] : matrix_bytes_by_type) {
+        if (bytes > most) most = bytes, shape->file_weight_type = type;
+    }
+}
+
+// Reads `key` as a positive integer from a JSON object; `required` makes its absence an error.
+Status read_json_int(const nlohmann::json& config, const char* key, const std::string& label, bool required,
+                     int64_t* out) {
+    const auto found = config.find(key);
+    if (found == config.end() || found->is_null()) {
+        if (!required) return Status::ok();
+        return invalid_argument(
+            fmt::format("{}: missing key \"{}\" (an integer); is this a decoder-only model's "
+                        "config.json?",
+                        label, key));
+    }
+    if (!found->is_number_integer() || found->get<int64_t>() <= 0 || found->get<int64_t>() > kMaxDimension) {
+        return invalid_argument(
+            fmt::format("{}: \"{}\" is {}; it must be a positive integer", label, key, found->dump()));
+    }
+    *out = found->get<int64_t>();
+    return Status::ok();
+}
+
+Result<ModelShape> shape_from_config_object(const nlohmann::json& config, const std::string& label) {
+    for (const char* key : {"num_local_experts", "num_experts", "n_routed_experts"}) {
+        if (config.contains(key) && !config[key].is_null()) {
+            return invalid_argument(
+                fmt::format("{}: mixture-of-experts models (\"{}\") are not supported by the "
+                            "planner yet",
+                            label, key));
+        }
+    }
+    ModelShape shape;
+    shape.name = label;
+    shape.source = "config.json";
+    shape.architecture = config.value("model_type", std::string("unknown"));
+    TERN_RETURN_IF_ERROR(read_json_int(config, "num_hidden_layers", label, true, &shape.num_layers));
+    TERN_RETURN_IF_ERROR(read_json_int(config, "hidden_size", label, true, &shape.embedding_dim));
+    TERN_RETURN_IF_ERROR(read_json_int(config, "num_attention_heads", label, true, &shape.num_heads));
+    TERN_RETURN_IF_ERROR(read_json_int(config, "intermediate_size", label, true, &shape.ffn_dim));
+    TERN_RETURN_IF_ERROR(read_json_int(config, "vocab_size", label, true, &shape.vocab_size));
+    shape.num_kv_heads = shape.num_heads;
+    TERN_RETURN_IF_ERROR(read_json_int(config, "num_key_value_heads", label, false, &shape.num_kv_heads));
+    shape.head_dim = shape.embedding_dim / shape.num_heads;
+    TERN_RETURN_IF_ERROR(read_json_int(config, "head_dim", label, false, &shape.head_dim));
+    TERN_RETURN_IF_ERROR(read_json_int(config, "max_position_embeddings", label, false, &shape.context_length));
+    const auto tied = config.find("tie_word_embeddings");
+    shape.tied_embeddings = tied != config.end() && tied->is_boolean() && tied->get<bool>();
+    const auto bias = config.find("attention_bias");
+    shape.qkv_bias = shape.architecture == "qwen2" || (bias != config.end() && bias->is_boolean() && bias->get<bool>());
+    TERN_RETURN_IF_ERROR(validate_shape(shape, label));
+    return shape;
+}
+
+}  // namespace
+
+Status validate_shape(const ModelShape& shape, std::string_view label) {
+    const std::pair<const char*, int64_t> sizes[] = {
+        {"layers", shape.num_layers},         {"embedding width", shape.embedding_dim},
+        {"attention heads", shape.num_heads}, {"KV heads", shape.num_kv_heads},
+        {"head dimension", shape.head_dim},   {"FFN width", shape.ffn_dim},
+        {"vocabulary", shape.vocab_size}};
+    for (const auto& [what, value] : sizes) {
+        if (value <= 0 || value > kMaxDimension) {
+            return invalid_argument(fmt::format("{}: {} is {}; it must be positive", label, what, value));
+        }
+    }
+    if (shape.num_heads % shape.num_kv_heads != 0) {
+        return invalid_argument(fmt::format("{}: {} attention heads cannot be grouped over {} KV heads", label,
+                                            shape.num_heads, shape.num_kv_heads));
+    }
+    return Status::ok();
+}
+
+Result<ModelShape> model_shape_from_preset(std::string_view name) {
+    const std::optional<ModelPreset> preset = find_preset(name);
+    if (!preset) {
+        return invalid_argument(
+            fmt::format("unknown model preset '{}'; choose one of: {}", name, model_preset_names()));
+    }
+    ModelShape shape;
+    shape.name = preset->name;
+    shape.source = "preset";
+    shape.architecture = preset->architecture;
+    shape.vocab_size = preset->vocab_size;
+    shape.context_length = preset->context_length;
+    shape.embedding_dim = preset->embedding_dim;
+    shape.num_layers = preset->num_layers;
+    shape.ffn_dim = preset->ffn_dim;
+    shape.num_heads = preset->num_heads;
+    shape.num_kv_heads = preset->num_kv_heads;
+    shape.head_dim = preset->embedding_dim / preset->num_heads;
+    shape.tied_embeddings = preset->tied_embeddings;
+    shape.qkv_bias = preset->architecture == "qwen2";
+    shape.has_rope_freqs = preset->llama3_rope_scaling;
+    TERN_RETURN_IF_ERROR(validate_shape(shape, shape.name));
+    return shape;
+}
+
+Result<ModelShape> model_shape_from_gguf(const std::string& path) {
+    TERN_ASSIGN_OR_RETURN(std::unique_ptr<GgufFile> file, GgufFile::open(path));
+    const std::optional<std::string> arch = file->get_string("general.architecture");
+    if (!arch) return invalid_argument(path + ": missing metadata key 'general.architecture'");
+    ModelShape shape;
+    shape.name = path;
+    shape.source = "gguf";
+    shape.architecture = *arch;
+    const std::string prefix = *arch + ".";
+    TERN_RETURN_IF_ERROR(read_gguf_positive(*file, prefix + "block_count", &shape.num_layers));
+    TERN_RETURN_IF_ERROR(read_gguf_positive(*file, prefix + "embedding_length", &shape.embedding_dim));
+    TERN_RETURN_IF_ERROR(read_gguf_positive(*file, prefix + "feed_forward_length", &shape.ffn_dim));
+    TERN_RETURN_IF_ERROR(read_gguf_positive(*file, prefix + "attention.head_count", &shape.num_heads));
+    shape.num_kv_heads = read_gguf_kv_heads(*file, prefix + "attention.head_count_kv", shape.num_heads);
+    shape.head_dim = file->get_int(prefix + "attention.key_length").value_or(shape.embedding_dim / shape.num_heads);
+    const int64_t value_dim = file->get_int(prefix + "attention.value_length").value_or(shape.head_dim);
+    if (value_dim != shape.head_dim) {
+        return invalid_argument(
+            fmt::format("{}: key length {} differs from value length {}; the planner assumes equal "
+                        "K and V head lengths",
+                        path, shape.head_dim, value_dim));
+    }
+    shape.context_length = file->get_int(prefix + "context_length").value_or(0);
+    const auto* tokens = file->get_array("tokenizer.ggml.tokens", GgufType::kString);
+    shape.vocab_size = file->get_int(prefix + "vocab_size").value_or(tokens ? static_cast<int64_t>(tokens->size()) : 0);
+    if (shape.vocab_size == 0) {
+        if (const GgufTensorInfo* embedding = file->find_tensor("token_embd.weight");
+            embedding && embedding->dims.size() == 2) {
+            shape.vocab_size = embedding->dims[1];
+        }
+    }
+    shape.qkv_bias = file->find_tensor("blk.0.attn_q.bias") != nullptr;
+    shape.has_rope_freqs = file->find_tensor("rope_freqs.weight") != nullptr;
+    add_file_bytes(*file, &shape);
+    TERN_RETURN_IF_ERROR(validate_shape(shape, path));
+    return shape;
+}
+
+Result<ModelShape> model_shape_from_config_text(const std::string& text, const std::string& label) {
+    nlohmann::json config;
+    try {
+        config = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error& error) {
+        return invalid_argument(fmt::format("{}: not valid JSON ({})", label, error.what()));
+    }
+    if (!config.is_object()) return invalid_argument(label + ": expected a JSON object (a Hugging Face config.json)");
+    try {
+        // Multimodal configs nest the language model under text_config.
+        if (!config.contains("num_hidden_layers") && config.contains("text_config") &&
+            config["text_config"].is_object()) {
+            return shape_from_config_object(config["text_config"], label);
+        }
+        return shape_from_config_object(config, label);
+    } catch (const nlohmann::json::exception& error) {
+        return invalid_argument(fmt::format("{}: unexpected value type ({})", label, error.what()));
+    }
+}
+
+Result<ModelShape> model_shape_from_config_json(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return not_found(fmt::format("{}: cannot open the file", path));
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    return model_shape_from_config_text(buffer.str(), path);
+}
+
+Result<ModelShape> load_model_shape(const std::string& spec) {
+    if (find_preset(spec)) return model_shape_from_preset(spec);
+    std::error_code error;
+    const std::filesystem::path path(spec);
+    if (std::filesystem::is_directory(path, error)) {
+        const std::filesystem::path config = path / "config.json";
+        if (!std::filesystem::exists(config, error)) {
+            return not_found(fmt::format("{}: folder has no config.json", spec));
+        }
+        return model_shape_from_config_json(config.string());
+    }
+    if (!std::filesystem::exists(path, error)) {
+        return invalid_argument(
+            fmt::format("model '{}' is neither a preset ({}) nor an existing GGUF or config.json file", spec,
+                        model_preset_names()));
+    }
+    std::ifstream in(spec, std::ios::binary);
+    char magic[4] = {};
+    in.read(magic, 4);
+    if (in.gcount() == 4 && std::string_view(magic, 4) == "GGUF") return model_shape_from_gguf(spec);
+    return model_shape_from_config_json(spec);
+}
+
+std::string model_preset_names() {
+    std::string names;
+    for (const ModelPreset& preset : model_presets()) {
+        if (preset.name.rfind("tiny", 0) == 0 && preset.name != "tinyllama-1.1b") continue;
+        names += (names.empty() ? "" : ", ") + preset.name;
+    }
+    return names;
+}
+
+}  // namespace tern::plan
