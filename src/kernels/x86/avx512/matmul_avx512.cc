@@ -64,8 +64,13 @@ void matmul_group_tile(const uint8_t* group, int64_t num_blocks, const Activatio
         for (int tile_idx = 0; tile_idx < kTile; ++tile_idx) {
             const int64_t token_idx = first_token + tile_idx;
             const int8_t* q = activations.q8.data() + token_idx * length + block_idx * 32;
-            __m512i dot = _mm512_setzero_si512();
-            for (int chunk = 0; chunk < 8; ++chunk) dot = _mm512_dpbusd_epi32(dot, w[chunk], broadcast_4_bytes(q + 4 * chunk));
+            // Two independent chains: one chain of 8 dependent vpdpbusd would bound decode by their latency.
+            __m512i dot_low = _mm512_setzero_si512(), dot_high = _mm512_setzero_si512();
+            for (int chunk = 0; chunk < 4; ++chunk) {
+                dot_low = _mm512_dpbusd_epi32(dot_low, w[chunk], broadcast_4_bytes(q + 4 * chunk));
+                dot_high = _mm512_dpbusd_epi32(dot_high, w[chunk + 4], broadcast_4_bytes(q + 16 + 4 * chunk));
+            }
+            const __m512i dot = _mm512_add_epi32(dot_low, dot_high);
             const int64_t scale_idx = token_idx * num_blocks + block_idx;
             const __m512 term = _mm512_fmsub_ps(_mm512_cvtepi32_ps(dot), _mm512_set1_ps(activations.scale[scale_idx]),
                                                 _mm512_set1_ps(Format::kOffset * activations.sum[scale_idx]));
