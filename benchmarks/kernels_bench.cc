@@ -1,0 +1,101 @@
+// Kernel micro-benchmarks: each matmul on each ISA the CPU has, single-threaded, for one token (decode: GB/s of
+// weights streamed) and 16 tokens (prefill / batched decode: GOP/s), plus attention over 512 cached positions.
+#include <benchmark/benchmark.h>
+
+#include <random>
+#include <vector>
+
+#include "kernels/kernels.h"
+#include "quant/quantize.h"
+
+namespace tern::kernels {
+namespace {
+
+struct Fixture {
+    std::vector<uint8_t> bytes;
+    PackedWeights weights;
+    std::vector<float> x;
+    Activations activations;
+    std::vector<float> y;
+    std::vector<float> scratch;
+};
+
+std::vector<float> random_values(int64_t count) {
+    std::mt19937 generator(7);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> values(static_cast<size_t>(count));
+    for (float& value : values) value = normal(generator);
+    return values;
+}
+
+void bench_matmul(benchmark::State& state, Isa isa, DType type, int64_t num_tokens) {
+    const KernelTable* table = kernel_table(isa);
+    if (table == nullptr) {
+        state.SkipWithError("ISA not supported on this CPU");
+        return;
+    }
+    const int64_t rows = 4096, length = 4096;  // 16M weights: beyond the caches, as a layer's matrices are
+    Fixture fixture;
+    const int64_t stride = row_bytes(type, length);
+    fixture.bytes.resize(static_cast<size_t>(stride * rows));
+    const std::vector<float> values = random_values(rows * length);
+    quantize_rows(type, values.data(), fixture.bytes.data(), rows, length);
+    fixture.weights = pack_weights(MatrixView{type, fixture.bytes.data(), length, rows, stride});
+    fixture.x = random_values(num_tokens * length);
+    fixture.y.resize(static_cast<size_t>(num_tokens * rows));
+    fixture.scratch.resize(static_cast<size_t>(length));
+    for (auto _ : state) {
+        prepare_activations(*table, fixture.x.data(), num_tokens, length, length,
+                            needs_q8_activations(fixture.weights), &fixture.activations);
+        matmul(*table, fixture.weights, fixture.activations, 0, fixture.weights.num_work_units(), fixture.y.data(), rows,
+               fixture.scratch.data());
+        benchmark::DoNotOptimize(fixture.y.data());
+    }
+    state.SetBytesProcessed(state.iterations() * stride * rows);
+    state.counters["GOP/s"] = benchmark::Counter(static_cast<double>(2 * rows * length * num_tokens) * state.iterations(),
+                                                 benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+}
+
+void bench_attention(benchmark::State& state, Isa isa) {
+    const KernelTable* table = kernel_table(isa);
+    if (table == nullptr) {
+        state.SkipWithError("ISA not supported on this CPU");
+        return;
+    }
+    const int64_t heads = 8, head_dim = 64, keys = 512;
+    const std::vector<float> q = random_values(heads * head_dim);
+    const std::vector<float> k = random_values(keys * head_dim), v = random_values(keys * head_dim);
+    std::vector<float> out(static_cast<size_t>(heads * head_dim)), scores(static_cast<size_t>(keys));
+    for (auto _ : state) {
+        table->attention_group(q.data(), head_dim, heads, k.data(), v.data(), head_dim, keys, head_dim, 0.125f,
+                               out.data(), head_dim, scores.data());
+        benchmark::DoNotOptimize(out.data());
+    }
+    state.counters["GFLOP/s"] = benchmark::Counter(static_cast<double>(4 * heads * head_dim * keys) * state.iterations(),
+                                                   benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+}
+
+void register_all() {
+    for (Isa isa : {Isa::kRef, Isa::kAvx2, Isa::kAvx512}) {
+        for (DType type : {DType::kQ4_0, DType::kQ8_0, DType::kQ6_K, DType::kF16, DType::kF32}) {
+            for (int64_t tokens : {1, 16}) {
+                const std::string name = std::string("matmul/") + isa_name(isa) + "/" + std::string(dtype_name(type)) +
+                                         "/tokens:" + std::to_string(tokens);
+                benchmark::RegisterBenchmark(name.c_str(), bench_matmul, isa, type, tokens)->Unit(benchmark::kMillisecond);
+            }
+        }
+        benchmark::RegisterBenchmark((std::string("attention/") + isa_name(isa) + "/8x64x512").c_str(), bench_attention,
+                                     isa)->Unit(benchmark::kMicrosecond);
+    }
+}
+
+}  // namespace
+}  // namespace tern::kernels
+
+int main(int argc, char** argv) {
+    tern::kernels::register_all();
+    benchmark::Initialize(&argc, argv);
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}
