@@ -1,0 +1,77 @@
+// OpenAI-compatible request types for /v1/completions and /v1/chat/completions, with JSON encoding and validated
+// decoding. Shared by the server, the router and the bench: it knows nothing of the engine or of HTTP.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+
+namespace tern::api {
+
+enum class Endpoint { kCompletions, kChatCompletions };
+
+// "/v1/completions" or "/v1/chat/completions".
+std::string_view endpoint_path(Endpoint endpoint);
+// Accepts the two paths above, with or without the "/v1" prefix; anything else is kInvalidArgument.
+Result<Endpoint> endpoint_from_path(std::string_view path);
+
+struct Usage {
+    int64_t prompt_tokens = 0;
+    int64_t completion_tokens = 0;
+    int64_t total_tokens = 0;
+};
+
+struct ChatMessage {
+    std::string role;     // "system", "user" or "assistant"
+    std::string content;  // plain text; content-part arrays are flattened to their text parts when decoding
+};
+
+// One generation request in the shape of either endpoint.
+struct GenerationRequest {
+    Endpoint endpoint = Endpoint::kCompletions;
+    std::string model;
+    std::string prompt;                     // completions: the prompt text, used when prompt_token_ids is empty
+    std::vector<int32_t> prompt_token_ids;  // completions: a prompt given as token ids (vLLM, llama.cpp accept it)
+    std::vector<ChatMessage> messages;      // chat completions
+    std::optional<int64_t> max_tokens;      // absent: the server's default
+    bool stream = false;
+    bool include_usage = false;             // stream_options.include_usage: ask for a final usage chunk
+    bool ignore_eos = false;                // a vLLM / llama.cpp extension: generate exactly max_tokens
+    std::optional<double> temperature;
+    std::optional<double> top_p;
+    std::optional<int64_t> top_k;
+    std::optional<uint64_t> seed;
+    nlohmann::json extra = nlohmann::json::object();  // further body fields, merged last (overriding the above)
+};
+
+// The request body. Chat requests send "max_tokens" too: every OpenAI-compatible server we target accepts it.
+nlohmann::json to_json(const GenerationRequest& request);
+
+// Decodes and validates a request body for `endpoint`; unknown fields are kept in `extra`. Errors say which field
+// is wrong and why (kInvalidArgument).
+Result<GenerationRequest> parse_generation_request(Endpoint endpoint, const nlohmann::json& body);
+
+nlohmann::json to_json(const Usage& usage);
+// Reads prompt_tokens / completion_tokens / total_tokens; a missing total is their sum.
+Result<Usage> parse_usage(const nlohmann::json& value);
+
+// An error as servers report it: OpenAI's {"error": {"message", "type", "code"}} or vLLM's flat
+// {"object": "error", "message", "type", "code"}.
+struct ApiError {
+    std::string message;
+    std::string type;
+    std::string code;  // numbers are kept as their decimal text
+};
+
+nlohmann::json to_json(const ApiError& error);
+// Returns the error carried by `value`, or nullopt when it is not an error object.
+std::optional<ApiError> find_api_error(const nlohmann::json& value);
+// Parses an HTTP error body; a body that is not JSON becomes an ApiError whose message is the (trimmed) text.
+ApiError parse_error_body(std::string_view body);
+
+}  // namespace tern::api

@@ -1,0 +1,194 @@
+// The HTTP client and the request sender against loopback fixture servers that stream like llama.cpp and vLLM.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "bench/fixture_server.h"
+#include "bench/request_sender.h"
+#include "net/http_client.h"
+
+namespace tern::bench {
+namespace {
+
+using std::chrono::microseconds;
+using std::chrono::milliseconds;
+using testing::FixtureOptions;
+using testing::FixtureServer;
+using testing::ServerFlavor;
+using testing::UsageMode;
+
+net::BaseUrl url_of(const FixtureServer& server) { return net::parse_base_url(server.base_url()).value(); }
+
+RequestSpec spec_with(int64_t output_len) {
+    RequestSpec spec;
+    spec.prompt = "one two three four";
+    spec.input_len = 4;
+    spec.output_len = output_len;
+    return spec;
+}
+
+RequestRecord send_one(const FixtureServer& server, const RequestTemplate& request_template, int64_t output_len) {
+    HttpRequestSender sender(url_of(server), net::HttpClientOptions{}, request_template);
+    return sender.send(spec_with(output_len), Clock::now());
+}
+
+TEST(HttpClient, StreamsBodyPiecesWithArrivalTimes) {
+    FixtureOptions options;
+    options.ttft = milliseconds(30);
+    options.itl = milliseconds(10);
+    FixtureServer server(options);
+    net::HttpClient client(url_of(server), {});
+    std::vector<Clock::time_point> arrivals;
+    std::string body;
+    const net::StreamOutcome outcome = client.post_stream(
+        "/v1/completions", R"({"prompt":"hi","max_tokens":4,"stream":true})",
+        [&](std::string_view bytes, Clock::time_point arrived) {
+            body.append(bytes);
+            arrivals.push_back(arrived);
+            return true;
+        });
+    ASSERT_TRUE(outcome.ok()) << outcome.error_message;
+    EXPECT_EQ(outcome.status, 200);
+    EXPECT_GE(arrivals.size(), 4u);  // one piece per written chunk at least for the paced tokens
+    EXPECT_NE(body.find("data: [DONE]"), std::string::npos);
+    EXPECT_GE(arrivals.front() - outcome.sent, milliseconds(29));
+    EXPECT_GE(outcome.finished - outcome.sent, milliseconds(59));
+}
+
+TEST(HttpClient, ReportsStatusConnectReadAndTimeoutFailures) {
+    FixtureOptions failing;
+    failing.fail_every = 1;
+    FixtureServer server(failing);
+    net::HttpClient client(url_of(server), {});
+    const auto ignore = [](std::string_view, Clock::time_point) { return true; };
+    net::StreamOutcome status = client.post_stream("/v1/completions", R"({"prompt":"x"})", ignore);
+    EXPECT_EQ(status.error_kind, net::HttpErrorKind::kStatus);
+    EXPECT_EQ(status.status, 503);
+    EXPECT_NE(status.error_body.find("fixture overloaded"), std::string::npos);
+
+    // A port that was just free: nothing listens there any more.
+    int closed_port = 0;
+    {
+        FixtureServer gone{FixtureOptions{}};
+        closed_port = gone.port();
+    }
+    net::HttpClient refused(net::parse_base_url("http://127.0.0.1:" + std::to_string(closed_port)).value(), {});
+    EXPECT_EQ(refused.post_stream("/v1/completions", "{}", ignore).error_kind, net::HttpErrorKind::kConnect);
+
+    FixtureOptions slow;
+    slow.ttft = milliseconds(1500);
+    FixtureServer slow_server(slow);
+    net::HttpClientOptions short_read;
+    short_read.read_timeout = milliseconds(200);
+    net::HttpClient impatient(url_of(slow_server), short_read);
+    const net::StreamOutcome timed_out = impatient.post_stream("/v1/completions", R"({"prompt":"x"})", ignore);
+    EXPECT_EQ(timed_out.error_kind, net::HttpErrorKind::kTimeout) << timed_out.error_message;
+    EXPECT_LT(timed_out.finished - timed_out.sent, milliseconds(1200));
+
+    FixtureOptions trickle;
+    trickle.ttft = milliseconds(10);
+    trickle.itl = milliseconds(100);
+    FixtureServer trickle_server(trickle);
+    net::HttpClientOptions short_total;
+    short_total.total_timeout = milliseconds(250);
+    net::HttpClient hurried(url_of(trickle_server), short_total);
+    const net::StreamOutcome total = hurried.post_stream("/v1/completions", R"({"prompt":"x","max_tokens":20})",
+                                                         ignore);
+    EXPECT_EQ(total.error_kind, net::HttpErrorKind::kTimeout) << total.error_message;
+    EXPECT_NE(total.error_message.find("total timeout"), std::string::npos);
+
+    FixtureOptions breaking;
+    breaking.ttft = milliseconds(5);
+    breaking.break_after_tokens = 3;
+    FixtureServer breaking_server(breaking);
+    net::HttpClient reader(url_of(breaking_server), {});
+    EXPECT_EQ(reader.post_stream("/v1/completions", R"({"prompt":"x","max_tokens":8})", ignore).error_kind,
+              net::HttpErrorKind::kRead);
+}
+
+TEST(HttpClient, GetListsModels) {
+    FixtureServer server{FixtureOptions{}};
+    net::HttpClient client(url_of(server), {});
+    Result<net::HttpResponse> response = client.get("/v1/models");
+    ASSERT_TRUE(response.is_ok()) << response.status().message();
+    EXPECT_EQ(response.value().status, 200);
+    EXPECT_NE(response.value().body.find("fixture-model"), std::string::npos);
+}
+
+// llama.cpp streams usage in its finish chunk whether asked or not, and (chat) a role-only first delta.
+TEST(RequestSender, LlamaCppStreamsAreMeasured) {
+    FixtureOptions options;
+    options.flavor = ServerFlavor::kLlamaCpp;
+    options.ttft = milliseconds(40);
+    options.itl = milliseconds(5);
+    FixtureServer server(options);
+    for (api::Endpoint endpoint : {api::Endpoint::kCompletions, api::Endpoint::kChatCompletions}) {
+        RequestTemplate request_template;
+        request_template.endpoint = endpoint;
+        request_template.path = std::string(api::endpoint_path(endpoint));
+        const RequestRecord record = send_one(server, request_template, 12);
+        ASSERT_TRUE(record.success) << record.error;
+        EXPECT_EQ(record.output_tokens, 12);
+        EXPECT_TRUE(record.output_tokens_from_usage);
+        EXPECT_EQ(record.input_tokens, 4);
+        EXPECT_TRUE(record.input_tokens_from_usage);
+        EXPECT_EQ(record.itl_s.size(), 11u);
+        EXPECT_GE(record.ttft_s, 0.039);  // the role-only delta sent at once is not the first token
+        EXPECT_LT(record.ttft_s, 0.2);
+        EXPECT_EQ(record.finish_reason, "length");
+    }
+}
+
+TEST(RequestSender, VllmUsageChunkIsUsedWhenAskedAndTokensCountedWithoutIt) {
+    FixtureOptions options;
+    options.ttft = milliseconds(5);
+    options.itl = microseconds(500);
+    options.tokens_per_chunk = 2;
+    FixtureServer with_usage(options);
+    RequestTemplate request_template;
+    RequestRecord record = send_one(with_usage, request_template, 10);
+    ASSERT_TRUE(record.success) << record.error;
+    EXPECT_EQ(record.output_tokens, 10);  // from usage: 5 chunks of 2 tokens
+    EXPECT_TRUE(record.output_tokens_from_usage);
+    EXPECT_EQ(record.itl_s.size(), 4u);
+
+    request_template.include_usage = false;
+    record = send_one(with_usage, request_template, 10);
+    ASSERT_TRUE(record.success);
+    EXPECT_FALSE(record.output_tokens_from_usage);
+    EXPECT_EQ(record.output_tokens, 5);  // counted chunks: the best a client can do without usage
+    EXPECT_EQ(record.input_tokens, 4);   // the planned prompt length
+    EXPECT_FALSE(record.input_tokens_from_usage);
+}
+
+TEST(RequestSender, IgnoreEosIsSentAndGivesExactLengths) {
+    FixtureOptions options;
+    options.ttft = milliseconds(2);
+    options.itl = microseconds(200);
+    options.eos_after = 3;
+    FixtureServer server(options);
+    RequestTemplate request_template;
+    RequestRecord natural = send_one(server, request_template, 8);
+    EXPECT_EQ(natural.output_tokens, 3);
+    EXPECT_EQ(natural.finish_reason, "stop");
+    request_template.ignore_eos = true;
+    RequestRecord forced = send_one(server, request_template, 8);
+    EXPECT_EQ(forced.output_tokens, 8);
+    const auto requests = server.requests();
+    EXPECT_FALSE(requests[0].body.contains("ignore_eos"));
+    EXPECT_EQ(requests[1].body["ignore_eos"], true);
+}
+
+TEST(RequestSender, ErrorsInsideTheStreamAreReported) {
+    FixtureOptions options;
+    options.ttft = milliseconds(2);
+    options.error_after_tokens = 2;
+    FixtureServer server(options);
+    const RequestRecord record = send_one(server, RequestTemplate{}, 8);
+    EXPECT_FALSE(record.success);
+    EXPECT_EQ(record.error_kind, ErrorKind::kStreamError);
+    EXPECT_NE(record.error.find("fixture failure"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tern::bench
