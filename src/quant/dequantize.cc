@@ -94,22 +94,8 @@ void dequantize_row_q8_0(const BlockQ8_0* src, float* dst, int64_t num_elements)
 }
 
 bool can_dequantize(DType type) {
-    switch (type) {
-        case DType::kF32:
-        case DType::kF16:
-        case DType::kBF16:
-        case DType::kQ4_0:
-        case DType::kQ4_1:
-        case DType::kQ5_0:
-        case DType::kQ5_1:
-        case DType::kQ8_0:
-        case DType::kQ4_K:
-        case DType::kQ5_K:
-        case DType::kQ6_K:
-            return true;
-        default:
-            return false;
-    }
+    const std::optional<DTypeTraits> traits = dtype_traits_of(static_cast<uint32_t>(type));
+    return traits && traits->can_dequantize;
 }
 
 void dequantize_row(DType type, const void* src, float* dst, int64_t num_elements) {

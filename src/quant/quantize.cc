@@ -1,6 +1,7 @@
 // Reference quantization of the plain and 32-element block types, plus the dispatcher. Inputs must be finite.
 // The conversions below deliberately mirror ggml's: d and 1/d are computed from the unrounded scale, and the 4- and
 // 5-bit types round by truncating x + 0.5 (half away from the block's extreme) while Q8_0 uses roundf.
+#include "quant/dequantize.h"
 #include "quant/quantize.h"
 
 #include <algorithm>
@@ -144,24 +145,8 @@ void quantize_row_q8_0(const float* src, BlockQ8_0* dst, int64_t num_elements) {
     }
 }
 
-bool can_quantize(DType type) {
-    switch (type) {
-        case DType::kF32:
-        case DType::kF16:
-        case DType::kBF16:
-        case DType::kQ4_0:
-        case DType::kQ4_1:
-        case DType::kQ5_0:
-        case DType::kQ5_1:
-        case DType::kQ8_0:
-        case DType::kQ4_K:
-        case DType::kQ5_K:
-        case DType::kQ6_K:
-            return true;
-        default:
-            return false;
-    }
-}
+// Every type tern can read it can also write.
+bool can_quantize(DType type) { return can_dequantize(type); }
 
 void quantize_row(DType type, const float* src, void* dst, int64_t num_elements) {
     TERN_CHECK(can_quantize(type)) << "no quantizer for " << dtype_name(type);
