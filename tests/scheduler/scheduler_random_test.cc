@@ -1,0 +1,189 @@
+// Randomized add / abort / step sequences against the scheduler with a fake model (random next tokens). Every step
+// checks the plan against the budget, the cap and the block tables, that each request keeps exactly the tokens it
+// was given (also across preemptions), and the KV pool's invariants; the run drains and ends with no leaked block.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include "scheduler/scheduler.h"
+
+namespace tern::scheduler {
+namespace {
+
+constexpr int kBlockSize = 4;
+constexpr int kNumBlocks = 33;
+constexpr TokenId kStopToken = 7;
+
+class SchedulerSimulation {
+public:
+    SchedulerSimulation(uint32_t seed, bool enable_prefix_caching)
+        : rng_(seed),
+          kv_(kv::KvCacheConfig{.block_size = kBlockSize, .num_blocks = kNumBlocks,
+                                .enable_prefix_caching = enable_prefix_caching}),
+          scheduler_(SchedulerConfig{.max_batched_tokens = uniform(1, 24), .max_running = uniform(1, 6),
+                                     .max_queued_requests = 8, .max_queued_tokens = 160, .max_model_len = 96},
+                     kv_) {
+        for (int prefix_idx = 0; prefix_idx < 3; ++prefix_idx) prefixes_.push_back(random_tokens(12));
+    }
+
+    void op() {
+        int choice = uniform(0, 9);
+        if (choice < 4) {
+            add();
+        } else if (choice == 4 && !expected_.empty()) {
+            abort(random_live_request());
+        } else {
+            step();
+        }
+    }
+
+    // Steps until every request finished; fails if that takes implausibly long (no progress).
+    void drain() {
+        for (int step_idx = 0; step_idx < 20000 && scheduler_.has_unfinished_requests(); ++step_idx) step();
+        EXPECT_FALSE(scheduler_.has_unfinished_requests()) << "the scheduler stopped making progress";
+        EXPECT_TRUE(expected_.empty());
+        EXPECT_EQ(kv_.num_requests(), 0);
+        EXPECT_EQ(kv_.num_free_blocks(), kv_.pool().num_usable_blocks()) << "leaked blocks";
+        EXPECT_EQ(scheduler_.kv_usage(), 0.0);
+        EXPECT_EQ(scheduler_.num_queued_tokens(), 0);
+        Status status = kv_.verify();
+        EXPECT_TRUE(status.is_ok()) << status.message();
+    }
+
+    int64_t num_finished(FinishReason reason) const { return finished_.contains(reason) ? finished_.at(reason) : 0; }
+    int64_t num_rejected() const { return num_rejected_; }
+    int64_t preemptions() const { return scheduler_.num_preemptions(); }
+
+private:
+    int uniform(int low, int high) { return std::uniform_int_distribution<int>(low, high)(rng_); }
+    std::vector<TokenId> random_tokens(int count) {
+        std::vector<TokenId> tokens(count);
+        for (TokenId& token : tokens) token = uniform(0, 7);
+        return tokens;
+    }
+    RequestId random_live_request() {
+        auto it = expected_.begin();
+        std::advance(it, uniform(0, static_cast<int>(expected_.size()) - 1));
+        return it->first;
+    }
+
+    void add() {
+        RequestParams params{.id = next_id_++, .prompt = {}, .max_tokens = uniform(1, 40), .priority = uniform(0, 2),
+                             .stop_tokens = {}};
+        params.prompt = prefixes_[uniform(0, 2)];
+        params.prompt.resize(uniform(0, 12));
+        std::vector<TokenId> tail = random_tokens(uniform(params.prompt.empty() ? 1 : 0, 60));
+        params.prompt.insert(params.prompt.end(), tail.begin(), tail.end());
+        if (uniform(0, 3) == 0) params.stop_tokens = {kStopToken};
+        std::vector<TokenId> prompt = params.prompt;
+        Status status = scheduler_.add_request(std::move(params));
+        if (status.is_ok()) {
+            expected_[next_id_ - 1] = prompt;
+        } else {
+            EXPECT_TRUE(status.code() == StatusCode::kResourceExhausted || status.code() == StatusCode::kInvalidArgument)
+                << status.message();
+            ++num_rejected_;
+        }
+    }
+
+    void abort(RequestId id) {
+        EXPECT_TRUE(scheduler_.abort(id).is_ok());
+        EXPECT_FALSE(kv_.has_request(id));
+        expected_.erase(id);
+        ++finished_[FinishReason::kAbort];
+    }
+
+    void check_plan(const StepPlan& plan) {
+        const SchedulerConfig& config = scheduler_.config();
+        int num_tokens = 0;
+        std::set<RequestId> ids;
+        for (const ScheduledRequest& entry : plan.requests) {
+            EXPECT_TRUE(ids.insert(entry.id).second) << "request " << entry.id << " scheduled twice";
+            const Request* request = scheduler_.find(entry.id);
+            ASSERT_NE(request, nullptr);
+            EXPECT_EQ(request->state, RequestState::kRunning);
+            EXPECT_EQ(request->num_computed_tokens, entry.start);
+            EXPECT_GT(entry.num_tokens, 0);
+            EXPECT_LE(entry.start + entry.num_tokens, request->num_tokens());
+            EXPECT_GE(int64_t(kv_.block_ids(entry.id).size()) * kBlockSize, entry.start + entry.num_tokens);
+            num_tokens += entry.num_tokens;
+        }
+        EXPECT_EQ(plan.num_tokens, num_tokens);
+        EXPECT_LE(num_tokens, config.max_batched_tokens);
+        EXPECT_LE(scheduler_.num_running(), config.max_running);
+        EXPECT_EQ(scheduler_.num_running(), kv_.num_requests());
+        for (RequestId id : plan.preempted) {
+            EXPECT_EQ(scheduler_.find(id)->state, RequestState::kWaiting);
+            EXPECT_FALSE(kv_.has_request(id));
+        }
+        // Something always runs when anything is unfinished: nobody waits on memory nobody holds.
+        if (scheduler_.has_unfinished_requests()) {
+            EXPECT_FALSE(plan.requests.empty());
+        }
+    }
+
+    void step() {
+        StepPlan plan = scheduler_.schedule();
+        check_plan(plan);
+        if (!expected_.empty() && uniform(0, 19) == 0) abort(random_live_request());  // between schedule and update
+        std::unordered_map<RequestId, TokenId> sampled;
+        for (const ScheduledRequest& entry : plan.requests) sampled[entry.id] = uniform(0, 7);
+        for (const RequestUpdate& update : scheduler_.update_from_step(plan, sampled)) {
+            ASSERT_TRUE(expected_.contains(update.id));
+            if (update.token) expected_[update.id].push_back(*update.token);
+            if (update.finish_reason) {
+                EXPECT_FALSE(kv_.has_request(update.id));
+                ++finished_[*update.finish_reason];
+                expected_.erase(update.id);
+            }
+        }
+        for (const auto& [id, tokens] : expected_) {
+            const Request* request = scheduler_.find(id);
+            ASSERT_NE(request, nullptr);
+            EXPECT_EQ(request->tokens, tokens) << "request " << id;
+        }
+        Status status = kv_.verify();
+        ASSERT_TRUE(status.is_ok()) << status.message();
+    }
+
+    std::mt19937 rng_;
+    kv::KvManager kv_;
+    Scheduler scheduler_;
+    std::vector<std::vector<TokenId>> prefixes_;
+    std::map<RequestId, std::vector<TokenId>> expected_;  // live requests: prompt plus the tokens handed out
+    std::map<FinishReason, int64_t> finished_;
+    RequestId next_id_ = 1;
+    int64_t num_rejected_ = 0;
+};
+
+class SchedulerRandomTest : public testing::TestWithParam<bool> {};
+
+TEST_P(SchedulerRandomTest, ThousandsOfOperationsKeepInvariantsAndLeakNothing) {
+    int64_t preemptions = 0, rejected = 0, stopped = 0, aborted = 0;
+    for (uint32_t seed = 1; seed <= 8; ++seed) {
+        SchedulerSimulation sim(seed, GetParam());
+        for (int op_idx = 0; op_idx < 3000; ++op_idx) {
+            sim.op();
+            if (testing::Test::HasFatalFailure()) return;
+        }
+        sim.drain();
+        preemptions += sim.preemptions();
+        rejected += sim.num_rejected();
+        stopped += sim.num_finished(FinishReason::kStop);
+        aborted += sim.num_finished(FinishReason::kAbort);
+    }
+    // The workload must exercise the interesting paths, or the invariants above prove little.
+    EXPECT_GT(preemptions, 0);
+    EXPECT_GT(rejected, 0);
+    EXPECT_GT(stopped, 0);
+    EXPECT_GT(aborted, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(PrefixCaching, SchedulerRandomTest, testing::Bool());
+
+}  // namespace
+}  // namespace tern::scheduler

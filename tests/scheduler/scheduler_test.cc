@@ -1,0 +1,264 @@
+// Exact plans of the scheduler on small pools: budget splitting and chunked prefill, running requests first,
+// priority order, preemption by recompute and resumption through the prefix cache, admission rejections, abort.
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "scheduler/scheduler.h"
+
+namespace tern::scheduler {
+namespace {
+
+using Ids = std::vector<kv::BlockId>;
+using Plan = std::vector<ScheduledRequest>;
+
+std::vector<TokenId> tokens_from(TokenId first, int count) {
+    std::vector<TokenId> tokens(count);
+    std::iota(tokens.begin(), tokens.end(), first);
+    return tokens;
+}
+
+RequestParams make_request(RequestId id, int prompt_len, int max_tokens, int priority = 0) {
+    return {.id = id, .prompt = tokens_from(static_cast<TokenId>(id * 1000), prompt_len), .max_tokens = max_tokens,
+            .priority = priority, .stop_tokens = {}};
+}
+
+// A scheduler over a pool of `num_blocks` blocks of 4 tokens (one is the null block).
+struct Harness {
+    explicit Harness(SchedulerConfig config, int num_blocks = 64)
+        : kv(kv::KvCacheConfig{.block_size = 4, .num_blocks = num_blocks, .enable_prefix_caching = true}),
+          scheduler(config, kv) {}
+
+    // Runs the plan with every request sampling `token`, and returns the updates.
+    std::vector<RequestUpdate> run(const StepPlan& plan, TokenId token = 7) {
+        std::unordered_map<RequestId, TokenId> sampled;
+        for (const ScheduledRequest& entry : plan.requests) sampled[entry.id] = token;
+        std::vector<RequestUpdate> updates = scheduler.update_from_step(plan, sampled);
+        Status status = kv.verify();
+        EXPECT_TRUE(status.is_ok()) << status.message();
+        return updates;
+    }
+    Ids table(RequestId id) const {
+        std::span<const kv::BlockId> ids = kv.block_ids(id);
+        return {ids.begin(), ids.end()};
+    }
+
+    kv::KvManager kv;
+    Scheduler scheduler;
+};
+
+SchedulerConfig config_with_budget(int max_batched_tokens) {
+    return {.max_batched_tokens = max_batched_tokens, .max_running = 8, .max_queued_requests = 16,
+            .max_queued_tokens = 1000, .max_model_len = 256};
+}
+
+TEST(Scheduler, ChunksPromptsInSevenTokenBudgetAndRunsDecodesFirst) {
+    Harness h(config_with_budget(7));
+    ASSERT_TRUE(h.scheduler.add_request(make_request(1, 20, 2)).is_ok());
+    ASSERT_TRUE(h.scheduler.add_request(make_request(2, 10, 1)).is_ok());
+
+    StepPlan plan = h.scheduler.schedule();
+    EXPECT_EQ(plan.requests, (Plan{{1, 0, 7}}));
+    EXPECT_EQ(plan.num_tokens, 7);
+    EXPECT_EQ(h.scheduler.num_running(), 1);
+    EXPECT_EQ(h.scheduler.num_waiting(), 1);
+    std::vector<RequestUpdate> updates = h.run(plan);
+    ASSERT_EQ(updates.size(), 1u);
+    EXPECT_FALSE(updates[0].token.has_value());  // a prompt chunk samples nothing
+
+    plan = h.scheduler.schedule();
+    EXPECT_EQ(plan.requests, (Plan{{1, 7, 7}}));
+    h.run(plan);
+    // The prompt's last chunk leaves one token of budget: request 2's first chunk.
+    plan = h.scheduler.schedule();
+    EXPECT_EQ(plan.requests, (Plan{{1, 14, 6}, {2, 0, 1}}));
+    updates = h.run(plan, 42);
+    ASSERT_EQ(updates.size(), 2u);
+    EXPECT_EQ(updates[0].token, std::optional<TokenId>(42));
+    EXPECT_FALSE(updates[1].token.has_value());
+
+    // Request 1 now decodes, and a decode comes before the rest of request 2's prompt.
+    plan = h.scheduler.schedule();
+    EXPECT_EQ(plan.requests, (Plan{{1, 20, 1}, {2, 1, 6}}));
+    updates = h.run(plan);
+    EXPECT_EQ(updates[0].finish_reason, std::optional(FinishReason::kLength));  // its second token
+    EXPECT_EQ(h.scheduler.find(1), nullptr);
+    EXPECT_EQ(h.kv.has_request(1), false);
+
+    plan = h.scheduler.schedule();
+    EXPECT_EQ(plan.requests, (Plan{{2, 7, 3}}));
+    updates = h.run(plan);
+    EXPECT_EQ(updates[0].finish_reason, std::optional(FinishReason::kLength));
+    EXPECT_FALSE(h.scheduler.has_unfinished_requests());
+    EXPECT_EQ(h.kv.num_free_blocks(), h.kv.pool().num_usable_blocks());
+}
+
+TEST(Scheduler, DecodesTakeTheBudgetBeforeWaitingPrompts) {
+    Harness h(config_with_budget(8));
+    ASSERT_TRUE(h.scheduler.add_request(make_request(1, 3, 10)).is_ok());
+    ASSERT_TRUE(h.scheduler.add_request(make_request(2, 4, 10)).is_ok());
+    h.run(h.scheduler.schedule());  // both prompts in one step: 7 tokens
+    ASSERT_TRUE(h.scheduler.add_request(make_request(3, 30, 10)).is_ok());
+    StepPlan plan = h.scheduler.schedule();
+    EXPECT_EQ(plan.requests, (Plan{{1, 3, 1}, {2, 4, 1}, {3, 0, 6}}));
+    EXPECT_EQ(plan.num_tokens, 8);
+}
+
+TEST(Scheduler, ServesPriorityClassesInArrivalOrder) {
+    SchedulerConfig config = config_with_budget(100);
+    config.max_running = 2;
+    Harness h(config);
+    int priorities[] = {1, 0, 1, 0, 2};
+    for (RequestId id = 1; id <= 5; ++id) {
+        ASSERT_TRUE(h.scheduler.add_request(make_request(id, 3, 1, priorities[id - 1])).is_ok());
+    }
+    StepPlan plan = h.scheduler.schedule();
+    EXPECT_EQ(plan.requests, (Plan{{2, 0, 3}, {4, 0, 3}}));  // the cap of 2 running sequences
+    h.run(plan);                                             // max_tokens 1: both finish
+    plan = h.scheduler.schedule();
+    EXPECT_EQ(plan.requests, (Plan{{1, 0, 3}, {3, 0, 3}}));
+    h.run(plan);
+    EXPECT_EQ(h.scheduler.schedule().requests, (Plan{{5, 0, 3}}));
+}
+
+TEST(Scheduler, PreemptsTheLeastImportantAndResumesFromThePrefixCache) {
+    Harness h(config_with_budget(64), 7);  // 6 usable blocks: 24 slots
+    ASSERT_TRUE(h.scheduler.add_request(make_request(1, 8, 8, 0)).is_ok());
+    ASSERT_TRUE(h.scheduler.add_request(make_request(2, 8, 8, 1)).is_ok());
+    StepPlan plan = h.scheduler.schedule();
+    EXPECT_EQ(plan.requests, (Plan{{1, 0, 8}, {2, 0, 8}}));
+    EXPECT_EQ(h.table(1), (Ids{1, 2}));
+    EXPECT_EQ(h.table(2), (Ids{3, 4}));
+    h.run(plan, 100);
+    for (int step = 0; step < 4; ++step) h.run(h.scheduler.schedule(), 101 + step);  // slots 8..11 of each
+    EXPECT_EQ(h.table(2), (Ids{3, 4, 6}));
+    EXPECT_EQ(h.kv.num_free_blocks(), 0);
+
+    // Request 1 needs a fourth block: request 2 (priority 1) is preempted, its blocks freed tail first, and
+    // request 1 takes the head of the free queue (request 2's last block).
+    plan = h.scheduler.schedule();
+    EXPECT_EQ(plan.requests, (Plan{{1, 12, 1}}));
+    EXPECT_EQ(plan.preempted, (std::vector<RequestId>{2}));
+    EXPECT_EQ(h.scheduler.num_preemptions(), 1);
+    EXPECT_EQ(h.table(1), (Ids{1, 2, 5, 6}));
+    const Request* preempted = h.scheduler.find(2);
+    ASSERT_NE(preempted, nullptr);
+    EXPECT_EQ(preempted->state, RequestState::kWaiting);
+    EXPECT_EQ(preempted->num_computed_tokens, 0);
+    std::vector<TokenId> expected = tokens_from(2000, 8);
+    for (TokenId token : {100, 101, 102, 103, 104}) expected.push_back(token);
+    EXPECT_EQ(preempted->tokens, expected);  // the generated tokens are kept for the recompute
+    EXPECT_EQ(h.scheduler.num_queued_tokens(), 13);
+    h.run(plan, 105);
+
+    // Request 2 cannot come back while request 1 holds the memory, and cannot preempt it (lower priority).
+    plan = h.scheduler.schedule();
+    EXPECT_EQ(plan.requests, (Plan{{1, 13, 1}}));
+    h.run(plan, 106);
+    std::vector<RequestUpdate> updates = h.run(h.scheduler.schedule(), 107);
+    EXPECT_EQ(updates[0].finish_reason, std::optional(FinishReason::kLength));
+
+    // Resumed: its first two blocks (the prompt) come from the prefix cache, only 5 tokens are recomputed.
+    int64_t hits_before = h.kv.prefix_cache_stats().num_hit_tokens;
+    plan = h.scheduler.schedule();
+    EXPECT_EQ(plan.requests, (Plan{{2, 8, 5}}));
+    EXPECT_EQ(h.kv.prefix_cache_stats().num_hit_tokens - hits_before, 8);
+    EXPECT_EQ(h.table(2), (Ids{3, 4, 6, 5}));
+    h.run(plan, 200);
+    for (int step = 0; step < 2; ++step) h.run(h.scheduler.schedule(), 201 + step);
+    EXPECT_FALSE(h.scheduler.has_unfinished_requests());
+    EXPECT_EQ(h.kv.num_free_blocks(), 6);
+}
+
+TEST(Scheduler, MoreImportantArrivalPreemptsWhenMemoryIsShort) {
+    Harness h(config_with_budget(64), 5);  // 4 usable blocks
+    ASSERT_TRUE(h.scheduler.add_request(make_request(1, 12, 4, 1)).is_ok());
+    h.run(h.scheduler.schedule());
+    ASSERT_TRUE(h.scheduler.add_request(make_request(2, 8, 4, 0)).is_ok());
+    StepPlan plan = h.scheduler.schedule();
+    // Request 1's decode was planned first, then given back when request 2 took its memory.
+    EXPECT_EQ(plan.requests, (Plan{{2, 0, 8}}));
+    EXPECT_EQ(plan.preempted, (std::vector<RequestId>{1}));
+    EXPECT_EQ(plan.num_tokens, 8);
+    EXPECT_EQ(h.scheduler.find(1)->state, RequestState::kWaiting);
+}
+
+TEST(Scheduler, StopTokenFinishesWithStop) {
+    Harness h(config_with_budget(64));
+    RequestParams params = make_request(1, 5, 10);
+    params.stop_tokens = {2};
+    ASSERT_TRUE(h.scheduler.add_request(params).is_ok());
+    EXPECT_FALSE(h.run(h.scheduler.schedule(), 3)[0].finish_reason.has_value());
+    std::vector<RequestUpdate> updates = h.run(h.scheduler.schedule(), 2);
+    EXPECT_EQ(updates[0].token, std::optional<TokenId>(2));
+    EXPECT_EQ(updates[0].finish_reason, std::optional(FinishReason::kStop));
+    EXPECT_EQ(finish_reason_name(FinishReason::kStop), "stop");
+    EXPECT_EQ(h.kv.num_requests(), 0);
+}
+
+TEST(Scheduler, RejectsWhenTheWaitingQueueIsFull) {
+    SchedulerConfig config = config_with_budget(64);
+    config.max_queued_requests = 2;
+    config.max_queued_tokens = 20;
+    Harness h(config);
+    ASSERT_TRUE(h.scheduler.add_request(make_request(1, 12, 1)).is_ok());
+    Status status = h.scheduler.add_request(make_request(2, 9, 1));
+    EXPECT_EQ(status.code(), StatusCode::kResourceExhausted);
+    EXPECT_NE(status.message().find("max queued tokens"), std::string::npos) << status.message();
+    ASSERT_TRUE(h.scheduler.add_request(make_request(3, 8, 1)).is_ok());
+    status = h.scheduler.add_request(make_request(4, 1, 1));
+    EXPECT_EQ(status.code(), StatusCode::kResourceExhausted);
+    EXPECT_NE(status.message().find("max queued requests"), std::string::npos) << status.message();
+    EXPECT_EQ(h.scheduler.num_queued_tokens(), 20);
+    h.run(h.scheduler.schedule());  // admitting them empties the queue
+    EXPECT_EQ(h.scheduler.num_queued_tokens(), 0);
+    EXPECT_TRUE(h.scheduler.add_request(make_request(4, 20, 1)).is_ok());
+}
+
+TEST(Scheduler, RejectsRequestsThatCanNeverFit) {
+    SchedulerConfig config = config_with_budget(64);
+    config.max_model_len = 32;
+    Harness h(config, 7);  // 24 slots
+    Status status = h.scheduler.add_request(make_request(1, 30, 3));
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(status.message().find("context length of 32"), std::string::npos) << status.message();
+    status = h.scheduler.add_request(make_request(2, 20, 6));  // 25 slots: 7 blocks
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(status.message().find("whole pool has 6"), std::string::npos) << status.message();
+    EXPECT_TRUE(h.scheduler.add_request(make_request(3, 20, 5)).is_ok());  // 24 slots: the last token needs none
+    EXPECT_EQ(h.scheduler.add_request(make_request(3, 2, 1)).code(), StatusCode::kInvalidArgument);  // same id
+    EXPECT_EQ(h.scheduler.add_request(make_request(4, 0, 1)).code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(h.scheduler.add_request(make_request(5, 2, 0)).code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(h.scheduler.num_waiting(), 1);
+}
+
+TEST(Scheduler, AbortFreesBlocksAtOnce) {
+    Harness h(config_with_budget(64), 9);
+    ASSERT_TRUE(h.scheduler.add_request(make_request(1, 10, 5)).is_ok());
+    ASSERT_TRUE(h.scheduler.add_request(make_request(2, 10, 5)).is_ok());
+    h.run(h.scheduler.schedule());
+    ASSERT_TRUE(h.scheduler.add_request(make_request(3, 4, 5)).is_ok());
+    EXPECT_EQ(h.kv.num_free_blocks(), 2);
+    EXPECT_GT(h.scheduler.kv_usage(), 0.7);
+    StepPlan plan = h.scheduler.schedule();
+    EXPECT_EQ(plan.requests, (Plan{{1, 10, 1}, {2, 10, 1}, {3, 0, 4}}));
+    EXPECT_TRUE(h.scheduler.abort(1).is_ok());  // between schedule() and update: its entry is skipped
+    EXPECT_EQ(h.kv.num_free_blocks(), 4);
+    EXPECT_EQ(h.run(plan).size(), 2u);
+    EXPECT_TRUE(h.scheduler.abort(2).is_ok());
+    EXPECT_TRUE(h.scheduler.abort(3).is_ok());
+    EXPECT_EQ(h.scheduler.abort(3).code(), StatusCode::kNotFound);
+    EXPECT_EQ(h.kv.num_free_blocks(), 8);
+    EXPECT_EQ(h.scheduler.kv_usage(), 0.0);
+    EXPECT_EQ(h.scheduler.num_running(), 0);
+    ASSERT_TRUE(h.scheduler.add_request(make_request(4, 4, 5)).is_ok());
+    EXPECT_TRUE(h.scheduler.abort(4).is_ok());  // a waiting request
+    EXPECT_EQ(h.scheduler.num_waiting(), 0);
+    EXPECT_EQ(h.scheduler.num_queued_tokens(), 0);
+}
+
+}  // namespace
+}  // namespace tern::scheduler
