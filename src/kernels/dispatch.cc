@@ -18,6 +18,8 @@ const KernelTable& ref_table() {
         ref_kernels.quantize_activations = ref::quantize_activations;
         ref_kernels.sum_f32 = ref::sum_f32;
         ref_kernels.attention_group = ref::attention_group;
+        ref_kernels.rms_norm = ref::rms_norm;
+        ref_kernels.silu_mul = ref::silu_mul;
         return ref_kernels;
     }();
     return table;

@@ -24,6 +24,10 @@ using RowMatmulFn = void (*)(const MatrixView& weights, const Activations& activ
 using AttentionFn = void (*)(const float* q, int64_t q_stride, int64_t num_heads, const float* k, const float* v,
                              int64_t kv_stride, int64_t num_keys, int64_t head_dim, float scale, float* out,
                              int64_t out_stride, float* scores);
+// out = x / sqrt(mean(x^2) + eps) * weight, over `length` floats.
+using RmsNormFn = void (*)(const float* x, const float* weight, int64_t length, float eps, float* out);
+// out[i] = silu(gate[i]) * up[i] (SwiGLU); out may alias gate.
+using SiluMulFn = void (*)(const float* gate, const float* up, int64_t length, float* out);
 // Sum of `length` floats; streams memory as fast as the core can (the read-bandwidth probe of `tern bench memory`).
 using SumFn = double (*)(const float* x, int64_t length);
 // Quantizes `length` floats (a multiple of 32) to 8-bit blocks: q, per-block scale d and d * sum(q).
@@ -39,6 +43,8 @@ struct KernelTable {
     QuantizeActivationsFn quantize_activations = nullptr;
     SumFn sum_f32 = nullptr;
     AttentionFn attention_group = nullptr;
+    RmsNormFn rms_norm = nullptr;
+    SiluMulFn silu_mul = nullptr;
 };
 
 // The table in use: the best this CPU supports, or TERN_ISA's choice. Logged once at first use.
@@ -72,6 +78,8 @@ void attention_group(const float* q, int64_t q_stride, int64_t num_heads, const 
 namespace avx512 {
 const KernelTable* table();  // nullptr when not compiled in
 void matmul_q6_k(const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
+void rms_norm(const float* x, const float* weight, int64_t length, float eps, float* out);
+void silu_mul(const float* gate, const float* up, int64_t length, float* out);
 void attention_group(const float* q, int64_t q_stride, int64_t num_heads, const float* k, const float* v,
                      int64_t kv_stride, int64_t num_keys, int64_t head_dim, float scale, float* out,
                      int64_t out_stride, float* scores);

@@ -104,7 +104,7 @@ void Model::attention_block(int64_t layer_idx, const TokenBatch& batch, KvCache*
     Workspace& ws = *workspace_;
     const int64_t num_tokens = batch.size();
     for (int64_t token_idx = 0; token_idx < num_tokens; ++token_idx) {
-        kernels::ref::rms_norm(ws.hidden.data() + token_idx * hp.embedding_dim, layer.attn_norm.data(),
+        kernels_->rms_norm(ws.hidden.data() + token_idx * hp.embedding_dim, layer.attn_norm.data(),
                                hp.embedding_dim, hp.rms_norm_eps, ws.normed.data() + token_idx * hp.embedding_dim);
     }
     prepare_input(ws.normed.data(), num_tokens, hp.embedding_dim,
@@ -172,13 +172,13 @@ void Model::feed_forward_block(int64_t layer_idx, int64_t num_tokens, ThreadPool
     const LayerWeights& layer = weights_.layers[static_cast<size_t>(layer_idx)];
     Workspace& ws = *workspace_;
     for (int64_t token_idx = 0; token_idx < num_tokens; ++token_idx) {
-        kernels::ref::rms_norm(ws.hidden.data() + token_idx * hp.embedding_dim, layer.ffn_norm.data(),
+        kernels_->rms_norm(ws.hidden.data() + token_idx * hp.embedding_dim, layer.ffn_norm.data(),
                                hp.embedding_dim, hp.rms_norm_eps, ws.normed.data() + token_idx * hp.embedding_dim);
     }
     prepare_input(ws.normed.data(), num_tokens, hp.embedding_dim, needs_q8(layer.w_gate) || needs_q8(layer.w_up));
     matmul(layer.w_gate, ws.gate.data(), pool);
     matmul(layer.w_up, ws.up.data(), pool);
-    kernels::ref::silu_mul(ws.gate.data(), ws.up.data(), num_tokens * hp.ffn_dim, ws.gate.data());
+    kernels_->silu_mul(ws.gate.data(), ws.up.data(), num_tokens * hp.ffn_dim, ws.gate.data());
     prepare_input(ws.gate.data(), num_tokens, hp.ffn_dim, needs_q8(layer.w_down));
     matmul(layer.w_down, ws.normed.data(), pool);
     for (int64_t idx = 0; idx < num_tokens * hp.embedding_dim; ++idx) ws.hidden[idx] += ws.normed[idx];
@@ -190,7 +190,7 @@ Status Model::compute_logits(const TokenBatch& batch, ThreadPool* pool, std::vec
     int64_t num_outputs = 0;
     for (int64_t token_idx = 0; token_idx < batch.size(); ++token_idx) {
         if (!batch.want_logits[token_idx]) continue;
-        kernels::ref::rms_norm(ws.hidden.data() + token_idx * hp.embedding_dim, weights_.output_norm.data(),
+        kernels_->rms_norm(ws.hidden.data() + token_idx * hp.embedding_dim, weights_.output_norm.data(),
                                hp.embedding_dim, hp.rms_norm_eps, ws.normed.data() + num_outputs * hp.embedding_dim);
         ++num_outputs;
     }

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "kernels/kernels.h"
+#include "kernels/ref/ref_kernels.h"
 
 namespace tern::kernels::avx2 {
 namespace {
@@ -184,6 +185,8 @@ const KernelTable* table() {
         kernels.quantize_activations = quantize_activations;
         kernels.sum_f32 = sum_f32;
         kernels.attention_group = ref::attention_group;  // TODO(#3): an AVX2 attention kernel
+        kernels.rms_norm = ref::rms_norm;                // TODO(#3): AVX2 element-wise kernels
+        kernels.silu_mul = ref::silu_mul;
         return kernels;
     }();
     return &kTable;

@@ -189,6 +189,8 @@ const KernelTable* table() {
         kernels.quantize_activations = quantize_activations;
         kernels.sum_f32 = sum_f32;
         kernels.attention_group = attention_group;
+        kernels.rms_norm = rms_norm;
+        kernels.silu_mul = silu_mul;
         return kernels;
     }();
     return &kTable;
