@@ -9,11 +9,11 @@
 namespace tern::kernels {
 namespace {
 
-std::shared_ptr<uint8_t> aligned_zeroed(int64_t num_bytes) {
+// Not zeroed: packing writes every byte of each full group; only a partial last group is cleared.
+std::shared_ptr<uint8_t> aligned_buffer(int64_t num_bytes) {
     const size_t size = static_cast<size_t>((num_bytes + 63) / 64 * 64);
     void* memory = std::aligned_alloc(64, size);
     TERN_CHECK(memory != nullptr) << "cannot allocate " << size << " bytes for packed weights";
-    std::memset(memory, 0, size);
     return std::shared_ptr<uint8_t>(static_cast<uint8_t*>(memory), [](uint8_t* pointer) { std::free(pointer); });
 }
 
@@ -47,7 +47,11 @@ PackedWeights pack_interleaved(const MatrixView& view, WeightLayout layout, int6
     const int64_t num_blocks = view.row_length / 32;
     packed.num_groups = (view.num_rows + kPackRows - 1) / kPackRows;
     packed.group_bytes = num_blocks * block_bytes;
-    packed.data = aligned_zeroed(packed.num_groups * packed.group_bytes);
+    packed.data = aligned_buffer(packed.num_groups * packed.group_bytes);
+    if (view.num_rows % kPackRows != 0) {  // padding lanes of the last group: zero scales and quants
+        std::memset(packed.data.get() + (packed.num_groups - 1) * packed.group_bytes, 0,
+                    static_cast<size_t>(packed.group_bytes));
+    }
     for (int64_t row_idx = 0; row_idx < view.num_rows; ++row_idx) {
         const Block* blocks = reinterpret_cast<const Block*>(view.row(row_idx));
         uint8_t* group = packed.data.get() + (row_idx / kPackRows) * packed.group_bytes;
