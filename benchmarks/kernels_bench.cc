@@ -65,10 +65,18 @@ void bench_attention(benchmark::State& state, Isa isa) {
     const int64_t heads = 8, head_dim = 64, keys = 512;
     const std::vector<float> q = random_values(heads * head_dim);
     const std::vector<float> k = random_values(keys * head_dim), v = random_values(keys * head_dim);
-    std::vector<float> out(static_cast<size_t>(heads * head_dim)), scores(static_cast<size_t>(keys));
+    std::vector<float> out(static_cast<size_t>(heads * head_dim));
+    std::vector<float> scratch(static_cast<size_t>(keys + 2 * head_dim));
+    // f32 rows in blocks of 16 positions, as the model's paged cache holds them.
+    std::vector<const uint8_t*> key_blocks, value_blocks;
+    for (int64_t first = 0; first < keys; first += 16) {
+        key_blocks.push_back(reinterpret_cast<const uint8_t*>(k.data() + first * head_dim));
+        value_blocks.push_back(reinterpret_cast<const uint8_t*>(v.data() + first * head_dim));
+    }
+    const PagedKv kv{key_blocks.data(), value_blocks.data(), 16, head_dim * 4, KvType::kF32};
     for (auto _ : state) {
-        table->attention_group(q.data(), head_dim, heads, k.data(), v.data(), head_dim, keys, head_dim, 0.125f,
-                               out.data(), head_dim, scores.data());
+        table->attention_group(q.data(), head_dim, heads, kv, keys, head_dim, 0.125f, out.data(), head_dim,
+                               scratch.data());
         benchmark::DoNotOptimize(out.data());
     }
     state.counters["GFLOP/s"] = benchmark::Counter(static_cast<double>(4 * heads * head_dim * keys) * state.iterations(),

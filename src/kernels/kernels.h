@@ -8,6 +8,7 @@
 #include "kernels/activations.h"
 #include "kernels/cpu_features.h"
 #include "kernels/packed_weights.h"
+#include "kernels/paged_kv.h"
 
 namespace tern::kernels {
 
@@ -17,13 +18,11 @@ using PackedMatmulFn = void (*)(const PackedWeights& weights, const Activations&
 // The same for row-major float weights, rows [row_begin, row_end).
 using RowMatmulFn = void (*)(const MatrixView& weights, const Activations& activations, int64_t row_begin,
                              int64_t row_end, float* y, int64_t y_stride);
-// Causal attention of `num_heads` query heads that share one KV head (grouped-query attention) over `num_keys`
-// cached positions: out_h = softmax(q_h . k_j * scale) . v_j. Head h's query is at q + h * q_stride and its
-// output at out + h * out_stride; key j at k + j * kv_stride (likewise v). `scores` holds num_keys floats
-// (scratch for kernels that keep a score row).
-using AttentionFn = void (*)(const float* q, int64_t q_stride, int64_t num_heads, const float* k, const float* v,
-                             int64_t kv_stride, int64_t num_keys, int64_t head_dim, float scale, float* out,
-                             int64_t out_stride, float* scores);
+// Causal attention of `num_heads` query heads that share one KV head (grouped-query attention) over the first
+// `num_keys` cached positions of `kv`: out_h = softmax(q_h . k_j * scale) . v_j. Head h's query is at
+// q + h * q_stride and its output at out + h * out_stride. `scratch` holds num_keys + 2 * head_dim floats.
+using AttentionFn = void (*)(const float* q, int64_t q_stride, int64_t num_heads, const PagedKv& kv, int64_t num_keys,
+                             int64_t head_dim, float scale, float* out, int64_t out_stride, float* scratch);
 // out = x / sqrt(mean(x^2) + eps) * weight, over `length` floats.
 using RmsNormFn = void (*)(const float* x, const float* weight, int64_t length, float eps, float* out);
 // out[i] = silu(gate[i]) * up[i] (SwiGLU); out may alias gate.
@@ -70,9 +69,8 @@ void matmul_f16(const MatrixView&, const Activations&, int64_t, int64_t, float*,
 void matmul_q6_k(const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
 void quantize_activations(const float* x, int64_t length, int8_t* q, float* scale, float* sum);
 double sum_f32(const float* x, int64_t length);
-void attention_group(const float* q, int64_t q_stride, int64_t num_heads, const float* k, const float* v,
-                     int64_t kv_stride, int64_t num_keys, int64_t head_dim, float scale, float* out,
-                     int64_t out_stride, float* scores);
+void attention_group(const float* q, int64_t q_stride, int64_t num_heads, const PagedKv& kv, int64_t num_keys,
+                     int64_t head_dim, float scale, float* out, int64_t out_stride, float* scratch);
 }  // namespace ref
 
 namespace avx512 {
@@ -80,9 +78,8 @@ const KernelTable* table();  // nullptr when not compiled in
 void matmul_q6_k(const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
 void rms_norm(const float* x, const float* weight, int64_t length, float eps, float* out);
 void silu_mul(const float* gate, const float* up, int64_t length, float* out);
-void attention_group(const float* q, int64_t q_stride, int64_t num_heads, const float* k, const float* v,
-                     int64_t kv_stride, int64_t num_keys, int64_t head_dim, float scale, float* out,
-                     int64_t out_stride, float* scores);
+void attention_group(const float* q, int64_t q_stride, int64_t num_heads, const PagedKv& kv, int64_t num_keys,
+                     int64_t head_dim, float scale, float* out, int64_t out_stride, float* scratch);
 }
 namespace avx2 {
 const KernelTable* table();

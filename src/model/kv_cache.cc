@@ -1,10 +1,65 @@
 #include "model/kv_cache.h"
 
+#include <fmt/format.h>
+
+#include "base/check.h"
+
 namespace tern {
 
-KvCache::KvCache(const HParams& hparams, int64_t num_slots, int64_t max_tokens)
-    : num_slots_(num_slots), max_tokens_(max_tokens), kv_dim_(hparams.kv_dim()) {
-    storage_.assign(static_cast<size_t>(hparams.num_layers * num_slots * 2 * max_tokens * kv_dim_), 0.0f);
+std::string_view kv_type_name(KvType type) {
+    switch (type) {
+        case KvType::kF32: return "f32";
+        case KvType::kF16: return "f16";
+        case KvType::kQ8_0: return "q8_0";
+    }
+    return "?";
+}
+
+Result<KvType> parse_kv_type(std::string_view name) {
+    for (KvType type : {KvType::kF32, KvType::kF16, KvType::kQ8_0}) {
+        if (name == kv_type_name(type)) return type;
+    }
+    return invalid_argument(fmt::format("unknown KV cache type '{}'; use f16, q8_0 or f32", name));
+}
+
+int64_t KvCache::bytes_per_block(const HParams& hparams, int64_t block_size, KvType type) {
+    return hparams.num_layers * 2 * block_size * kernels::kv_row_bytes(type, hparams.kv_dim());
+}
+
+Status KvCache::check_type(const HParams& hparams, KvType type) {
+    if (type == KvType::kQ8_0 && hparams.head_dim % 32 != 0) {
+        return invalid_argument(fmt::format(
+            "a q8_0 KV cache needs a head size that is a multiple of 32 (this model's is {}); use f16", hparams.head_dim));
+    }
+    return Status::ok();
+}
+
+Result<std::unique_ptr<KvCache>> KvCache::create_paged(const HParams& hparams, int64_t num_blocks,
+                                                      int64_t block_size, KvType type) {
+    TERN_RETURN_IF_ERROR(check_type(hparams, type));
+    if (num_blocks < 2 || block_size < 1) {
+        return invalid_argument(fmt::format("a paged KV cache needs at least 2 blocks of at least 1 token (got {} of {})",
+                                            num_blocks, block_size));
+    }
+    return std::unique_ptr<KvCache>(new KvCache(hparams, num_blocks, block_size, type, true));
+}
+
+KvCache::KvCache(const HParams& hparams, int64_t num_blocks, int64_t block_size, KvType type, bool)
+    : type_(type),
+      block_size_(block_size),
+      num_blocks_(num_blocks),
+      row_bytes_(kernels::kv_row_bytes(type, hparams.kv_dim())),
+      block_bytes_(bytes_per_block(hparams, block_size, type)),
+      storage_(std::make_unique_for_overwrite<uint8_t[]>(static_cast<size_t>(num_blocks * block_bytes_))) {}
+
+KvCache::KvCache(const HParams& hparams, int64_t num_slots, int64_t max_tokens, KvType type, int64_t block_size)
+    : KvCache(hparams, num_slots * ((max_tokens + block_size - 1) / block_size), block_size, type, true) {
+    TERN_CHECK(check_type(hparams, type).is_ok()) << "KV type does not suit the model";
+    num_slots_ = num_slots;
+    max_tokens_ = max_tokens;
+    blocks_per_slot_ = (max_tokens + block_size - 1) / block_size;
+    slot_tables_.resize(static_cast<size_t>(num_blocks_));
+    for (int64_t block = 0; block < num_blocks_; ++block) slot_tables_[static_cast<size_t>(block)] = static_cast<int32_t>(block);
 }
 
 }  // namespace tern

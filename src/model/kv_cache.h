@@ -1,37 +1,74 @@
-// A contiguous f32 KV cache: for each layer and sequence slot, `max_tokens` rows of keys and of values.
-// The serving engine replaces it with a paged cache; this one serves single-sequence generation and tests.
+// The KV cache's storage: fixed-size blocks of positions, each holding the key and value rows of every layer, in
+// f32, f16 or q8_0. Which blocks a sequence uses is its block table (from the KV manager in serving, or a fixed
+// run of blocks per slot for single-sequence generation and tests); the model reads and writes through tables.
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
 #include <vector>
 
+#include "base/status.h"
+#include "kernels/paged_kv.h"
 #include "model/hparams.h"
 
 namespace tern {
 
+using kernels::KvType;
+
+std::string_view kv_type_name(KvType type);  // "f32", "f16", "q8_0"
+Result<KvType> parse_kv_type(std::string_view name);
+
 class KvCache {
 public:
-    KvCache(const HParams& hparams, int64_t num_slots, int64_t max_tokens);
+    // Bytes of one block: K and V rows of every layer for `block_size` positions.
+    static int64_t bytes_per_block(const HParams& hparams, int64_t block_size, KvType type);
+    // Fails when the model's head size does not suit `type` (q8_0 needs multiples of 32) or sizes are not positive.
+    static Status check_type(const HParams& hparams, KvType type);
 
-    int64_t num_slots() const { return num_slots_; }
-    int64_t max_tokens() const { return max_tokens_; }
-    int64_t kv_dim() const { return kv_dim_; }
-    int64_t num_bytes() const { return static_cast<int64_t>(storage_.size() * sizeof(float)); }
+    // A paged cache of `num_blocks` blocks (block 0 included; the KV manager never hands it out).
+    static Result<std::unique_ptr<KvCache>> create_paged(const HParams& hparams, int64_t num_blocks,
+                                                         int64_t block_size, KvType type);
 
-    // The kv_dim floats of keys (or values) at `position`; rows of one slot are kv_dim floats apart.
-    float* keys(int64_t layer_idx, int64_t slot_idx, int64_t position) { return row(layer_idx, slot_idx, position, 0); }
-    float* values(int64_t layer_idx, int64_t slot_idx, int64_t position) { return row(layer_idx, slot_idx, position, 1); }
+    // A cache of `num_slots` sequences of up to `max_tokens` positions each, slot s owning a fixed run of blocks:
+    // batches without block tables address it by slot.
+    KvCache(const HParams& hparams, int64_t num_slots, int64_t max_tokens, KvType type = KvType::kF32,
+            int64_t block_size = 16);
 
-private:
-    float* row(int64_t layer_idx, int64_t slot_idx, int64_t position, int64_t which) {
-        const int64_t block = ((layer_idx * num_slots_ + slot_idx) * 2 + which) * max_tokens_ + position;
-        return storage_.data() + block * kv_dim_;
+    KvType type() const { return type_; }
+    int64_t block_size() const { return block_size_; }
+    int64_t num_blocks() const { return num_blocks_; }
+    int64_t row_bytes() const { return row_bytes_; }  // one position's K (or V) row of one layer
+    int64_t num_bytes() const { return num_blocks_ * block_bytes_; }
+    int64_t num_slots() const { return num_slots_; }    // 0 for a paged cache
+    int64_t max_tokens() const { return max_tokens_; }  // per slot; 0 for a paged cache
+
+    std::span<const int32_t> slot_block_table(int64_t slot) const {
+        return {slot_tables_.data() + slot * blocks_per_slot_, static_cast<size_t>(blocks_per_slot_)};
+    }
+    uint8_t* key_row(int64_t layer_idx, int64_t block, int64_t row) { return row_address(layer_idx, block, row, 0); }
+    uint8_t* value_row(int64_t layer_idx, int64_t block, int64_t row) {
+        return row_address(layer_idx, block, row, 1);
     }
 
-    int64_t num_slots_;
-    int64_t max_tokens_;
-    int64_t kv_dim_;
-    std::vector<float> storage_;
+private:
+    KvCache(const HParams& hparams, int64_t num_blocks, int64_t block_size, KvType type, bool);
+    // Layout: [block][layer][K, V][row][row_bytes], so one block is one contiguous run of memory.
+    uint8_t* row_address(int64_t layer_idx, int64_t block, int64_t row, int64_t which) {
+        return storage_.get() + block * block_bytes_ + ((layer_idx * 2 + which) * block_size_ + row) * row_bytes_;
+    }
+
+    KvType type_;
+    int64_t block_size_;
+    int64_t num_blocks_;
+    int64_t row_bytes_;
+    int64_t block_bytes_;
+    int64_t num_slots_ = 0;
+    int64_t max_tokens_ = 0;
+    int64_t blocks_per_slot_ = 0;
+    std::vector<int32_t> slot_tables_;
+    std::unique_ptr<uint8_t[]> storage_;  // not zeroed: a position is always written before it is read
 };
 
 }  // namespace tern

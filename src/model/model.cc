@@ -4,10 +4,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+
+#include "base/fp16.h"
 
 #include "kernels/ref/ref_kernels.h"
 #include "model/workspace.h"
 #include "quant/dequantize.h"
+#include "quant/quantize.h"
 
 namespace tern {
 namespace {
@@ -19,6 +23,23 @@ void add_bias(const std::vector<float>& bias, int64_t num_tokens, float* y) {
     const int64_t width = static_cast<int64_t>(bias.size());
     for (int64_t token_idx = 0; token_idx < num_tokens; ++token_idx) {
         for (int64_t idx = 0; idx < width; ++idx) y[token_idx * width + idx] += bias[static_cast<size_t>(idx)];
+    }
+}
+
+// Writes one position's K or V row in the cache's element type.
+void store_kv_row(KvType type, const float* row, int64_t length, uint8_t* destination) {
+    switch (type) {
+        case KvType::kF32:
+            std::memcpy(destination, row, static_cast<size_t>(length) * sizeof(float));
+            return;
+        case KvType::kF16: {
+            auto* halves = reinterpret_cast<uint16_t*>(destination);
+            for (int64_t idx = 0; idx < length; ++idx) halves[idx] = fp32_to_fp16(row[idx]);
+            return;
+        }
+        case KvType::kQ8_0:
+            quantize_row_q8_0(row, reinterpret_cast<BlockQ8_0*>(destination), length);
+            return;
     }
 }
 
@@ -64,16 +85,39 @@ Status Model::validate(const TokenBatch& batch, const KvCache& cache) const {
             return invalid_argument(fmt::format("token id {} is outside the vocabulary [0, {})", batch.tokens[idx],
                                                 hparams_.vocab_size));
         }
-        if (batch.slots[idx] < 0 || batch.slots[idx] >= cache.num_slots()) {
-            return invalid_argument(fmt::format("KV slot {} does not exist ({} slots)", batch.slots[idx],
-                                                cache.num_slots()));
+        if (batch.positions[idx] < 0) return invalid_argument("negative position in token batch");
+    }
+    return validate_tables(batch, cache);
+}
+
+// Every token's position must fall inside its sequence's block table, and every block must exist.
+Status Model::validate_tables(const TokenBatch& batch, const KvCache& cache) const {
+    const int64_t num_sequences = batch.num_sequences() > 0 ? batch.num_sequences() : cache.num_slots();
+    for (size_t idx = 0; idx < batch.tokens.size(); ++idx) {
+        if (batch.slots[idx] < 0 || batch.slots[idx] >= num_sequences) {
+            return invalid_argument(fmt::format("sequence {} does not exist ({} in the batch or cache)",
+                                                batch.slots[idx], num_sequences));
         }
-        if (batch.positions[idx] < 0 || batch.positions[idx] >= cache.max_tokens()) {
-            return invalid_argument(fmt::format("position {} is beyond the KV cache's {} tokens per sequence",
-                                                batch.positions[idx], cache.max_tokens()));
+        const auto table = block_table(batch, cache, static_cast<int64_t>(idx));
+        if (batch.positions[idx] >= static_cast<int64_t>(table.size()) * cache.block_size()) {
+            return invalid_argument(fmt::format("position {} is beyond its sequence's {} KV blocks of {} tokens",
+                                                batch.positions[idx], table.size(), cache.block_size()));
+        }
+    }
+    for (int32_t block : batch.block_ids) {
+        if (block < 0 || block >= cache.num_blocks()) {
+            return invalid_argument(fmt::format("KV block {} does not exist ({} blocks)", block, cache.num_blocks()));
         }
     }
     return Status::ok();
+}
+
+std::span<const int32_t> Model::block_table(const TokenBatch& batch, const KvCache& cache, int64_t token_idx) const {
+    const int32_t sequence = batch.slots[static_cast<size_t>(token_idx)];
+    if (batch.num_sequences() == 0) return cache.slot_block_table(sequence);
+    const int32_t begin = batch.table_starts[static_cast<size_t>(sequence)];
+    const int32_t end = batch.table_starts[static_cast<size_t>(sequence) + 1];
+    return {batch.block_ids.data() + begin, static_cast<size_t>(end - begin)};
 }
 
 Status Model::forward(const TokenBatch& batch, KvCache* cache, ThreadPool* pool, std::vector<float>* logits) {
@@ -81,7 +125,9 @@ Status Model::forward(const TokenBatch& batch, KvCache* cache, ThreadPool* pool,
     const HParams& hp = hparams_;
     const int64_t num_tokens = batch.size();
     Workspace& ws = *workspace_;
-    ws.reserve(hp, num_tokens, cache->max_tokens(), pool->num_threads());
+    int64_t max_keys = 0;
+    for (int32_t position : batch.positions) max_keys = std::max<int64_t>(max_keys, position + 1);
+    ws.reserve(hp, num_tokens, max_keys, cache->block_size(), pool->num_threads());
     if (num_tokens == 0) {
         logits->clear();
         return Status::ok();
@@ -138,10 +184,12 @@ void Model::apply_rope_and_store(int64_t layer_idx, const TokenBatch& batch, KvC
         for (int64_t head_idx = 0; head_idx < hp.num_kv_heads; ++head_idx) {
             kernels::ref::rope(k + head_idx * hp.head_dim, hp.rope_dim, cos_table, sin_table, pair_halves);
         }
-        const int64_t slot = batch.slots[token_idx];
         const int64_t position = batch.positions[token_idx];
-        std::copy_n(k, hp.kv_dim(), cache->keys(layer_idx, slot, position));
-        std::copy_n(ws.v.data() + token_idx * hp.kv_dim(), hp.kv_dim(), cache->values(layer_idx, slot, position));
+        const int64_t block = block_table(batch, *cache, token_idx)[static_cast<size_t>(position / cache->block_size())];
+        const int64_t row = position % cache->block_size();
+        store_kv_row(cache->type(), k, hp.kv_dim(), cache->key_row(layer_idx, block, row));
+        store_kv_row(cache->type(), ws.v.data() + token_idx * hp.kv_dim(), hp.kv_dim(),
+                     cache->value_row(layer_idx, block, row));
     }
 }
 
@@ -150,19 +198,27 @@ void Model::attend(int64_t layer_idx, const TokenBatch& batch, KvCache* cache, T
     Workspace& ws = *workspace_;
     const int64_t group_size = hp.num_heads / hp.num_kv_heads;
     const float scale = 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
+    const int64_t head_bytes = kernels::kv_row_bytes(cache->type(), hp.head_dim);
     // One work unit: the query heads of one token that share a KV head, so each key is read once for them all.
     pool->parallel_for(batch.size() * hp.num_kv_heads, [&](int64_t begin, int64_t end, int thread_idx) {
+        const uint8_t** key_blocks = ws.thread_block_pointers(thread_idx);
+        const uint8_t** value_blocks = key_blocks + ws.block_pointers_size / 2;
         for (int64_t work_idx = begin; work_idx < end; ++work_idx) {
             const int64_t token_idx = work_idx / hp.num_kv_heads;
             const int64_t kv_head = work_idx % hp.num_kv_heads;
-            const int64_t kv_offset = kv_head * hp.head_dim;
+            const int64_t num_keys = batch.positions[token_idx] + 1;
+            const auto table = block_table(batch, *cache, token_idx);
+            const int64_t num_blocks = (num_keys + cache->block_size() - 1) / cache->block_size();
+            for (int64_t block_idx = 0; block_idx < num_blocks; ++block_idx) {
+                const int32_t block = table[static_cast<size_t>(block_idx)];
+                key_blocks[block_idx] = cache->key_row(layer_idx, block, 0) + kv_head * head_bytes;
+                value_blocks[block_idx] = cache->value_row(layer_idx, block, 0) + kv_head * head_bytes;
+            }
+            const kernels::PagedKv kv{key_blocks, value_blocks, cache->block_size(), cache->row_bytes(),
+                                      cache->type()};
             const int64_t q_offset = token_idx * hp.q_dim() + kv_head * group_size * hp.head_dim;
-            const int64_t slot = batch.slots[token_idx];
-            kernels_->attention_group(ws.q.data() + q_offset, hp.head_dim, group_size,
-                                      cache->keys(layer_idx, slot, 0) + kv_offset,
-                                      cache->values(layer_idx, slot, 0) + kv_offset, cache->kv_dim(),
-                                      batch.positions[token_idx] + 1, hp.head_dim, scale, ws.attn_out.data() + q_offset,
-                                      hp.head_dim, ws.thread_scores(thread_idx));
+            kernels_->attention_group(ws.q.data() + q_offset, hp.head_dim, group_size, kv, num_keys, hp.head_dim,
+                                      scale, ws.attn_out.data() + q_offset, hp.head_dim, ws.thread_scores(thread_idx));
         }
     });
 }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -21,8 +22,13 @@ namespace tern {
 struct TokenBatch {
     std::vector<int32_t> tokens;
     std::vector<int32_t> positions;    // position of each token within its sequence
-    std::vector<int32_t> slots;        // KV cache slot (sequence) of each token
+    std::vector<int32_t> slots;        // the token's sequence: an index into the block tables below, or, when the
+                                       // batch has none, a slot of the cache's own fixed tables
     std::vector<uint8_t> want_logits;  // 1 where the caller needs this token's next-token logits
+    // Block tables of the batch's sequences, concatenated: sequence s uses
+    // block_ids[table_starts[s], table_starts[s + 1]). Position p of s lives in block p / block_size of its table.
+    std::vector<int32_t> table_starts;
+    std::vector<int32_t> block_ids;
 
     void add(int32_t token, int32_t position, int32_t slot, bool logits) {
         tokens.push_back(token);
@@ -30,7 +36,18 @@ struct TokenBatch {
         slots.push_back(slot);
         want_logits.push_back(logits ? 1 : 0);
     }
-    void clear() { tokens.clear(), positions.clear(), slots.clear(), want_logits.clear(); }
+    // Appends a sequence's block table and returns its index for add().
+    int32_t add_sequence(std::span<const int32_t> table) {
+        if (table_starts.empty()) table_starts.push_back(0);
+        block_ids.insert(block_ids.end(), table.begin(), table.end());
+        table_starts.push_back(static_cast<int32_t>(block_ids.size()));
+        return static_cast<int32_t>(table_starts.size()) - 2;
+    }
+    int64_t num_sequences() const { return table_starts.empty() ? 0 : static_cast<int64_t>(table_starts.size()) - 1; }
+    void clear() {
+        tokens.clear(), positions.clear(), slots.clear(), want_logits.clear();
+        table_starts.clear(), block_ids.clear();
+    }
     int64_t size() const { return static_cast<int64_t>(tokens.size()); }
 };
 
@@ -61,6 +78,8 @@ public:
 private:
     Model() = default;
     Status validate(const TokenBatch& batch, const KvCache& cache) const;
+    Status validate_tables(const TokenBatch& batch, const KvCache& cache) const;
+    std::span<const int32_t> block_table(const TokenBatch& batch, const KvCache& cache, int64_t token_idx) const;
     void attention_block(int64_t layer_idx, const TokenBatch& batch, KvCache* cache, ThreadPool* pool);
     void apply_rope_and_store(int64_t layer_idx, const TokenBatch& batch, KvCache* cache);
     void attend(int64_t layer_idx, const TokenBatch& batch, KvCache* cache, ThreadPool* pool);

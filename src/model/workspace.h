@@ -16,12 +16,14 @@ struct Model::Workspace {
     std::vector<float> hidden, normed, q, k, v, attn_out, gate, up;
     std::vector<float> rope_cos, rope_sin;  // [token][pair]
     std::vector<float> row_scratch, scores;  // per thread
+    std::vector<const uint8_t*> block_pointers;  // per thread: a sequence's K blocks, then its V blocks
     int64_t row_scratch_size = 0;
     int64_t scores_size = 0;
+    int64_t block_pointers_size = 0;
     int64_t capacity_tokens = -1;
     kernels::Activations activations;  // the input of the next matmuls, prepared for the kernels
 
-    void reserve(const HParams& hp, int64_t num_tokens, int64_t max_keys, int num_threads) {
+    void reserve(const HParams& hp, int64_t num_tokens, int64_t max_keys, int64_t block_size, int num_threads) {
         if (num_tokens > capacity_tokens) {
             capacity_tokens = num_tokens;
             const auto size = [&](int64_t width) { return static_cast<size_t>(num_tokens * width); };
@@ -37,14 +39,25 @@ struct Model::Workspace {
             rope_sin.resize(size(hp.rope_dim / 2));
         }
         row_scratch_size = std::max({hp.embedding_dim, hp.q_dim(), hp.ffn_dim});
-        scores_size = max_keys;
+        // Key capacity grows in powers of two from 1024, so a growing context rarely reallocates.
+        int64_t key_capacity = 1024;
+        while (key_capacity < max_keys) key_capacity *= 2;
+        max_keys = key_capacity;
+        scores_size = std::max(scores_size, max_keys + 2 * hp.head_dim);
+        block_pointers_size = std::max(block_pointers_size, 2 * ((max_keys + block_size - 1) / block_size));
         const auto per_thread = [&](int64_t width) { return static_cast<size_t>(width * num_threads); };
         if (row_scratch.size() < per_thread(row_scratch_size)) row_scratch.resize(per_thread(row_scratch_size));
         if (scores.size() < per_thread(scores_size)) scores.resize(per_thread(scores_size));
+        if (block_pointers.size() < per_thread(block_pointers_size)) {
+            block_pointers.resize(per_thread(block_pointers_size));
+        }
     }
 
     float* thread_row_scratch(int thread_idx) { return row_scratch.data() + thread_idx * row_scratch_size; }
     float* thread_scores(int thread_idx) { return scores.data() + thread_idx * scores_size; }
+    const uint8_t** thread_block_pointers(int thread_idx) {
+        return block_pointers.data() + thread_idx * block_pointers_size;
+    }
 
     // cos/sin of position * scale * base^(-2i/rope_dim) / factor[i] for every token and rotation pair.
     void fill_rope_tables(const HParams& hp, const std::vector<int32_t>& positions, const std::vector<float>& factors) {

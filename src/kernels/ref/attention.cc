@@ -1,18 +1,49 @@
 #include <cmath>
+#include <cstring>
 #include <limits>
 
+#include "base/fp16.h"
 #include "kernels/kernels.h"
 #include "kernels/ref/ref_kernels.h"
 
-namespace tern::kernels::ref {
+namespace tern::kernels {
 
-void attention_head(const float* q, const float* k, const float* v, int64_t kv_stride, int64_t num_keys,
-                    int64_t head_dim, float scale, float* scores, float* out) {
+void load_kv_row(KvType type, const uint8_t* row, int64_t head_dim, float* out) {
+    switch (type) {
+        case KvType::kF32:
+            std::memcpy(out, row, static_cast<size_t>(head_dim) * sizeof(float));
+            return;
+        case KvType::kF16:
+            for (int64_t idx = 0; idx < head_dim; ++idx) {
+                uint16_t bits;
+                std::memcpy(&bits, row + 2 * idx, sizeof(bits));
+                out[idx] = fp16_to_fp32(bits);
+            }
+            return;
+        case KvType::kQ8_0:
+            for (int64_t block = 0; block < head_dim / 32; ++block) {
+                const uint8_t* block_bytes = row + 34 * block;
+                uint16_t scale_bits;
+                std::memcpy(&scale_bits, block_bytes, sizeof(scale_bits));
+                const float scale = fp16_to_fp32(scale_bits);
+                const auto* quants = reinterpret_cast<const int8_t*>(block_bytes + 2);
+                for (int idx = 0; idx < 32; ++idx) out[32 * block + idx] = scale * static_cast<float>(quants[idx]);
+            }
+            return;
+    }
+}
+
+namespace ref {
+
+void attention_head(const float* q, const PagedKv& kv, int64_t num_keys, int64_t head_dim, float scale,
+                    float* scratch, float* out) {
+    float* scores = scratch;
+    float* row = scratch + num_keys;
     float max_score = -std::numeric_limits<float>::infinity();
     for (int64_t key_idx = 0; key_idx < num_keys; ++key_idx) {
-        const float* key = k + key_idx * kv_stride;
+        load_kv_row(kv.type, kv.key_row(key_idx), head_dim, row);
         float dot = 0.0f;
-        for (int64_t dim_idx = 0; dim_idx < head_dim; ++dim_idx) dot += q[dim_idx] * key[dim_idx];
+        for (int64_t dim_idx = 0; dim_idx < head_dim; ++dim_idx) dot += q[dim_idx] * row[dim_idx];
         scores[key_idx] = dot * scale;
         if (scores[key_idx] > max_score) max_score = scores[key_idx];
     }
@@ -25,17 +56,17 @@ void attention_head(const float* q, const float* k, const float* v, int64_t kv_s
     for (int64_t dim_idx = 0; dim_idx < head_dim; ++dim_idx) out[dim_idx] = 0.0f;
     for (int64_t key_idx = 0; key_idx < num_keys; ++key_idx) {
         const float weight = scores[key_idx] * inv_total;
-        const float* value = v + key_idx * kv_stride;
-        for (int64_t dim_idx = 0; dim_idx < head_dim; ++dim_idx) out[dim_idx] += weight * value[dim_idx];
+        load_kv_row(kv.type, kv.value_row(key_idx), head_dim, row);
+        for (int64_t dim_idx = 0; dim_idx < head_dim; ++dim_idx) out[dim_idx] += weight * row[dim_idx];
     }
 }
 
-void attention_group(const float* q, int64_t q_stride, int64_t num_heads, const float* k, const float* v,
-                     int64_t kv_stride, int64_t num_keys, int64_t head_dim, float scale, float* out,
-                     int64_t out_stride, float* scores) {
+void attention_group(const float* q, int64_t q_stride, int64_t num_heads, const PagedKv& kv, int64_t num_keys,
+                     int64_t head_dim, float scale, float* out, int64_t out_stride, float* scratch) {
     for (int64_t head = 0; head < num_heads; ++head) {
-        attention_head(q + head * q_stride, k, v, kv_stride, num_keys, head_dim, scale, scores, out + head * out_stride);
+        attention_head(q + head * q_stride, kv, num_keys, head_dim, scale, scratch, out + head * out_stride);
     }
 }
 
-}  // namespace tern::kernels::ref
+}  // namespace ref
+}  // namespace tern::kernels

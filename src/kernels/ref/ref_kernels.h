@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "kernels/paged_kv.h"
 #include "tensor/matrix_view.h"
 
 namespace tern::kernels::ref {
@@ -24,9 +25,9 @@ void rope(float* head, int64_t rope_dim, const float* cos_table, const float* si
 // out[i] = silu(gate[i]) * up[i].
 void silu_mul(const float* gate, const float* up, int64_t length, float* out);
 
-// Causal attention of one query head over `num_keys` cached positions:
-// out = softmax(q . k_j * scale) . v_j, with k_j at k + j * kv_stride (likewise v). scores holds num_keys floats.
-void attention_head(const float* q, const float* k, const float* v, int64_t kv_stride, int64_t num_keys,
-                    int64_t head_dim, float scale, float* scores, float* out);
+// Causal attention of one query head over the first `num_keys` positions of `kv`:
+// out = softmax(q . k_j * scale) . v_j. scratch holds num_keys + head_dim floats.
+void attention_head(const float* q, const PagedKv& kv, int64_t num_keys, int64_t head_dim, float scale,
+                    float* scratch, float* out);
 
 }  // namespace tern::kernels::ref
