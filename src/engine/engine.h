@@ -1,0 +1,120 @@
+// The serving engine: continuous batching of many requests over one model and a paged KV cache. Each step() asks
+// the scheduler for {request: tokens} under the step's token budget, runs one forward pass over that flat batch
+// (prefill chunks and decodes mixed, attention reading each sequence's block table), samples the requests whose
+// known tokens are all computed, and reports every new token and every finish. It speaks token ids only: text,
+// stop strings and chat templates belong to the layer above. Not thread-safe: one thread drives it.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+#include "base/thread_pool.h"
+#include "engine/engine_config.h"
+#include "engine/request_timings.h"
+#include "kv/kv_manager.h"
+#include "model/kv_cache.h"
+#include "model/model.h"
+#include "sampling/sampler.h"
+#include "scheduler/scheduler.h"
+
+namespace tern::engine {
+
+using scheduler::FinishReason;
+using scheduler::RequestId;
+
+struct EngineRequest {
+    RequestId id = 0;                  // unique among the requests the engine holds
+    std::vector<int32_t> prompt;       // token ids, non-empty
+    int max_tokens = 16;               // tokens to generate, >= 1
+    int priority = 0;                  // lower is served first
+    SamplingParams sampling;
+    std::vector<int32_t> stop_tokens;  // e.g. EOS; sampling one ends the request (it is reported as its last token)
+    int num_top_logprobs = -1;         // -1: no log-probabilities; n >= 0: the token's and the n most likely
+};
+
+struct TokenLogprobs {
+    float logprob = 0.0f;                            // of the sampled token, from the raw logits
+    std::vector<std::pair<int32_t, float>> top;      // most likely first
+};
+
+// What step() reports for one request: a new token, a finish, or both.
+struct RequestOutput {
+    RequestId id = 0;
+    std::optional<int32_t> token;
+    std::optional<TokenLogprobs> logprobs;
+    std::optional<FinishReason> finish_reason;
+    std::optional<RequestTimings> timings;  // with the finish
+};
+
+struct EngineStats {
+    int num_running = 0;
+    int num_waiting = 0;
+    double kv_usage = 0.0;                 // fraction of usable blocks referenced by requests
+    int64_t kv_live_tokens = 0;            // tokens with KV of the requests in the last step
+    int64_t kv_token_capacity = 0;
+    kv::PrefixCacheStats prefix_cache;
+    int64_t num_preemptions = 0;
+    int64_t num_prompt_tokens = 0;         // prompt tokens admitted
+    int64_t num_computed_tokens = 0;       // tokens run through the model (recomputation included)
+    int64_t num_generated_tokens = 0;
+    int64_t num_steps = 0;
+    int64_t last_step_tokens = 0;
+};
+
+class Engine {
+public:
+    // `model` and `pool` must outlive the engine. Allocates the KV cache for `config` (see plan_capacity()).
+    static Result<std::unique_ptr<Engine>> create(Model& model, ThreadPool& pool, const EngineConfig& config);
+
+    // Queues a request. kInvalidArgument for a malformed or never-fitting one, kResourceExhausted when the waiting
+    // queue is full; the message says which limit.
+    Status add_request(EngineRequest request);
+    // Ends a request at once and frees its KV blocks; its final output (finish reason abort) comes with the next
+    // step(). kNotFound for an unknown or finished id.
+    Status abort(RequestId id);
+
+    // Runs one step and returns what it produced (and any aborts since the last step). An error here is a bug
+    // (inputs were validated on admission).
+    Result<std::vector<RequestOutput>> step();
+
+    bool has_unfinished_requests() const { return scheduler_->has_unfinished_requests(); }
+    EngineStats stats() const;
+    const EngineCapacity& capacity() const { return capacity_; }
+    const EngineConfig& config() const { return config_; }
+    // Drops cached prefixes (only while no request holds blocks); for benchmarks that compare cold runs.
+    bool reset_prefix_cache() { return kv_->reset_prefix_cache(); }
+
+private:
+    struct RequestState {
+        Sampler sampler;
+        RequestTimings timings;
+        int num_top_logprobs;
+    };
+
+    Engine(Model& model, ThreadPool& pool, const EngineConfig& config, const EngineCapacity& capacity);
+    void build_batch(const scheduler::StepPlan& plan);
+    void note_scheduled(const scheduler::StepPlan& plan, Clock::time_point now);
+    std::unordered_map<RequestId, int32_t> sample(const scheduler::StepPlan& plan,
+                                                  std::unordered_map<RequestId, TokenLogprobs>& logprobs);
+    void collect(const std::vector<scheduler::RequestUpdate>& updates,
+                 std::unordered_map<RequestId, TokenLogprobs>& logprobs, std::vector<RequestOutput>& outputs);
+
+    Model& model_;
+    ThreadPool& pool_;
+    EngineConfig config_;
+    EngineCapacity capacity_;
+    std::unique_ptr<KvCache> cache_;
+    std::unique_ptr<kv::KvManager> kv_;
+    std::unique_ptr<scheduler::Scheduler> scheduler_;
+    std::unordered_map<RequestId, RequestState> requests_;
+    std::vector<RequestOutput> pending_outputs_;  // aborts, reported by the next step()
+    TokenBatch batch_;
+    std::vector<float> logits_;
+    EngineStats counters_;
+};
+
+}  // namespace tern::engine

@@ -1,0 +1,72 @@
+#include "engine/engine_config.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <string>
+
+namespace tern::engine {
+
+Status EngineConfig::validate() const {
+    if (block_size < 1 || block_size > 1024) return invalid_argument("--block-size must be in [1, 1024]");
+    if (max_batched_tokens < 1) return invalid_argument("--max-batched-tokens must be >= 1");
+    if (max_running < 1) return invalid_argument("--max-running must be >= 1");
+    if (max_queued_requests < 1) return invalid_argument("--max-queued-requests must be >= 1");
+    if (max_queued_tokens < 1) return invalid_argument("--max-queued-tokens must be >= 1");
+    if (max_model_len < 0) return invalid_argument("--max-model-len must be >= 0 (0 = the model's context)");
+    return Status::ok();
+}
+
+int64_t EngineCapacity::max_sequences_at(int64_t sequence_tokens) const {
+    if (sequence_tokens < 1) return 0;
+    const int64_t blocks_each = (sequence_tokens + block_size - 1) / block_size;
+    return num_blocks / blocks_each;
+}
+
+std::string EngineCapacity::describe() const {
+    return fmt::format("KV cache: {} blocks of {} tokens = {} tokens, {:.1f} MiB; context {} tokens: {} sequences at "
+                       "full context at once",
+                       num_blocks, block_size, kv_tokens, static_cast<double>(kv_bytes) / (1 << 20), max_model_len,
+                       max_sequences_at_context);
+}
+
+uint64_t available_memory_bytes() {
+    std::ifstream meminfo("/proc/meminfo");
+    std::string key;
+    uint64_t value = 0;
+    std::string unit;
+    while (meminfo >> key >> value >> unit) {
+        if (key == "MemAvailable:") return value * 1024;
+    }
+    return 0;
+}
+
+Result<EngineCapacity> plan_capacity(const HParams& hparams, const EngineConfig& config) {
+    TERN_RETURN_IF_ERROR(config.validate());
+    TERN_RETURN_IF_ERROR(KvCache::check_type(hparams, config.kv_type));
+    EngineCapacity capacity;
+    capacity.block_size = config.block_size;
+    capacity.max_model_len = config.max_model_len > 0 ? config.max_model_len : hparams.context_length;
+    if (capacity.max_model_len < 2) return invalid_argument("the model declares no context length; set --max-model-len");
+    capacity.bytes_per_block = KvCache::bytes_per_block(hparams, config.block_size, config.kv_type);
+    const int64_t blocks_per_sequence = (capacity.max_model_len + config.block_size - 1) / config.block_size;
+    uint64_t budget = config.kv_cache_bytes;
+    if (budget == 0) {
+        const uint64_t cap = static_cast<uint64_t>(capacity.bytes_per_block) *
+                             static_cast<uint64_t>(blocks_per_sequence * config.max_running + 1);
+        budget = std::min(static_cast<uint64_t>(kDefaultKvMemoryFraction * available_memory_bytes()), cap);
+    }
+    const uint64_t num_blocks = budget / static_cast<uint64_t>(capacity.bytes_per_block);
+    if (num_blocks < 2) {
+        return invalid_argument(fmt::format("the KV cache budget of {} bytes holds fewer than 2 blocks of {} bytes; "
+                                            "raise --kv-cache-mem", budget, capacity.bytes_per_block));
+    }
+    capacity.num_blocks = static_cast<int64_t>(std::min<uint64_t>(num_blocks, 1u << 30)) - 1;
+    capacity.kv_bytes = (capacity.num_blocks + 1) * capacity.bytes_per_block;
+    capacity.kv_tokens = capacity.num_blocks * config.block_size;
+    capacity.max_sequences_at_context = capacity.max_sequences_at(capacity.max_model_len);
+    return capacity;
+}
+
+}  // namespace tern::engine

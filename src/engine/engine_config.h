@@ -1,0 +1,55 @@
+// The serving engine's settings: KV cache size and type, prefix caching, and the scheduler's limits, with the
+// capacity they give for a model (what `tern serve` and `tern bench engine` print at start).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "base/status.h"
+#include "model/hparams.h"
+#include "model/kv_cache.h"
+#include "scheduler/scheduler.h"
+
+namespace tern::engine {
+
+struct EngineConfig {
+    uint64_t kv_cache_bytes = 0;          // KV budget; 0 = kDefaultKvMemoryFraction of available memory
+    KvType kv_type = KvType::kF16;
+    int block_size = 16;                  // tokens per KV block
+    bool enable_prefix_caching = true;
+    int max_batched_tokens = 2048;        // tokens computed per step, all requests together
+    int max_running = 256;                // sequences in one step
+    int max_queued_requests = 1024;       // waiting requests beyond which add_request() rejects
+    int64_t max_queued_tokens = 1 << 20;  // prompt tokens of waiting requests beyond which add_request() rejects
+    int max_model_len = 0;                // context length; 0 = the model's own (trained) context
+
+    Status validate() const;
+};
+
+// As vLLM's gpu_memory_utilization does for GPU memory: the share of the memory available at start that the KV
+// cache takes when no budget is given, capped at what max_running full-context sequences could use.
+inline constexpr double kDefaultKvMemoryFraction = 0.4;
+
+// What a configuration gives for a model, derived before any memory is allocated.
+struct EngineCapacity {
+    int64_t num_blocks = 0;           // usable blocks (the null block not counted)
+    int64_t block_size = 0;
+    int64_t bytes_per_block = 0;
+    int64_t kv_bytes = 0;             // of all blocks, the null block included
+    int64_t kv_tokens = 0;            // num_blocks * block_size
+    int64_t max_model_len = 0;
+    int64_t max_sequences_at_context = 0;  // full-context sequences that fit at once
+
+    int64_t max_sequences_at(int64_t sequence_tokens) const;  // sequences of that many tokens that fit at once
+    std::string describe() const;     // one line for the start-up log
+};
+
+// Resolves the defaults (budget, context) of `config` for `hparams`; fails, naming the flag to change, when the
+// budget holds fewer than two blocks. (A pool smaller than one full-context sequence is allowed: requests that could
+// never fit are rejected one by one, with the reason.)
+Result<EngineCapacity> plan_capacity(const HParams& hparams, const EngineConfig& config);
+
+// MemAvailable from /proc/meminfo, or 0 when it cannot be read.
+uint64_t available_memory_bytes();
+
+}  // namespace tern::engine
