@@ -9,6 +9,7 @@ void register_bench(CLI::App& app) {
     bench->require_subcommand(1);
     register_bench_serve(*bench);
     register_bench_model(*bench);
+    register_bench_engine(*bench);
 }
 
 }  // namespace tern::apps

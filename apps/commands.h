@@ -17,6 +17,7 @@ void register_plan(CLI::App& app);
 void register_bench(CLI::App& app);           // apps/cmd_bench.cc: the `bench` group
 void register_bench_serve(CLI::App& bench);   // apps/cmd_bench_serve.cc: `bench serve`, `bench compare`
 void register_bench_model(CLI::App& bench);   // apps/cmd_bench_model.cc: `bench model`
+void register_bench_engine(CLI::App& bench);  // apps/cmd_bench_engine.cc: `bench engine`
 
 // Prints "tern: error: MESSAGE" as one line and turns a failed Status into exit code 1.
 int report(const Status& status);
