@@ -177,6 +177,7 @@ EngineStats Engine::stats() const {
     EngineStats stats = counters_;
     stats.num_running = scheduler_->num_running();
     stats.num_waiting = scheduler_->num_waiting();
+    stats.num_queued_tokens = scheduler_->num_queued_tokens();
     stats.kv_usage = kv_->usage();
     stats.prefix_cache = kv_->prefix_cache_stats();
     return stats;

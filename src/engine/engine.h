@@ -53,6 +53,7 @@ struct RequestOutput {
 struct EngineStats {
     int num_running = 0;
     int num_waiting = 0;
+    int64_t num_queued_tokens = 0;         // prompt tokens of the waiting requests
     double kv_usage = 0.0;                 // fraction of usable blocks referenced by requests
     int64_t kv_live_tokens = 0;            // tokens with KV of the requests in the last step
     int64_t kv_token_capacity = 0;

@@ -1,0 +1,112 @@
+// The engine on its own thread, for a server: HTTP threads submit requests and read each request's outputs from a
+// stream; the engine thread adds, aborts and steps. Admission limits are checked at submit() against a snapshot of
+// the queue, so an overloaded server refuses at once instead of after the current step.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "base/status.h"
+#include "engine/engine.h"
+
+namespace tern::serving {
+
+using engine::EngineRequest;
+using engine::RequestOutput;
+using engine::RequestId;
+
+// One request's outputs, written by the engine thread and read by the thread that serves the request.
+class RequestStream {
+public:
+    explicit RequestStream(RequestId id) : id_(id) {}
+    RequestId id() const { return id_; }
+
+    // Waits up to `timeout` for the next output. Returns it, or nullopt on timeout or once the stream is closed
+    // (finished or failed) and drained.
+    std::optional<RequestOutput> next(std::chrono::milliseconds timeout);
+    bool closed() const;
+    Status error() const;  // why the engine refused the request after submit(); ok otherwise
+
+    // Engine side.
+    void push(RequestOutput output);
+    void fail(Status status);
+
+private:
+    RequestId id_;
+    mutable std::mutex mutex_;
+    std::condition_variable ready_;
+    std::deque<RequestOutput> outputs_;
+    bool closed_ = false;
+    Status error_;
+};
+
+struct AsyncEngineStats {
+    engine::EngineStats engine;
+    int num_inbox = 0;  // submitted, not yet seen by the engine thread
+};
+
+class AsyncEngine {
+public:
+    // Both called on the engine thread: every finished request's last output (with its timings), and the engine's
+    // counters after every step.
+    using FinishObserver = std::function<void(const RequestOutput&)>;
+    using StepObserver = std::function<void(const engine::EngineStats&)>;
+
+    AsyncEngine(std::unique_ptr<engine::Engine> engine, FinishObserver on_finish = nullptr,
+                StepObserver on_step = nullptr);  // starts the engine thread
+    ~AsyncEngine();  // stops the thread; unfinished requests are aborted
+
+    // Queues a request; kResourceExhausted when the waiting queue is full, kUnavailable when draining. Other errors
+    // (bad input found by the engine) arrive through the stream's error().
+    Result<std::shared_ptr<RequestStream>> submit(EngineRequest request);
+    void abort(RequestId id);  // any thread; unknown ids are ignored
+
+    // Stops accepting requests; returns once every accepted request finished or `timeout` passed (then the rest
+    // are aborted). Returns whether everything finished in time.
+    bool drain(std::chrono::milliseconds timeout);
+    bool accepting() const { return accepting_.load(); }
+    bool queue_full() const;
+
+    AsyncEngineStats stats() const;
+    const engine::EngineCapacity& capacity() const { return capacity_; }
+    const engine::EngineConfig& config() const { return config_; }
+    RequestId next_id() { return next_id_.fetch_add(1); }
+
+private:
+    void run();
+    void take_inbox();
+    void dispatch(std::vector<RequestOutput>& outputs);
+    void fail_all(const Status& status);
+
+    std::unique_ptr<engine::Engine> engine_;  // touched only by the engine thread after construction
+    engine::EngineCapacity capacity_;
+    engine::EngineConfig config_;
+    FinishObserver on_finish_;
+    StepObserver on_step_;
+    std::atomic<bool> accepting_{true};
+    std::atomic<RequestId> next_id_{1};
+
+    mutable std::mutex mutex_;  // guards everything below
+    std::condition_variable wake_;
+    std::condition_variable idle_;
+    std::vector<std::pair<EngineRequest, std::shared_ptr<RequestStream>>> inbox_;
+    std::vector<RequestId> aborts_;
+    AsyncEngineStats stats_;     // published by the engine thread after each round
+    int64_t inbox_tokens_ = 0;   // prompt tokens in inbox_
+    int num_streams_ = 0;        // requests accepted and not finished (mirrors streams_.size())
+    bool stop_ = false;
+    bool abort_all_ = false;     // drain() ran out of time
+
+    std::unordered_map<RequestId, std::shared_ptr<RequestStream>> streams_;  // engine thread only
+    std::thread thread_;
+};
+
+}  // namespace tern::serving
