@@ -34,6 +34,8 @@ int main(int argc, char** argv) {
     tern::apps::register_info(app);
     tern::apps::register_synth(app);
     tern::apps::register_plan(app);
+    tern::apps::register_convert(app);
+    tern::apps::register_serve(app);
     tern::apps::register_bench(app);
     try {
         app.parse(argc, argv);

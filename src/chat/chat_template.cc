@@ -1,0 +1,70 @@
+#include "chat/chat_template.h"
+
+namespace tern::chat {
+namespace {
+
+Status with_prefix(const Status& status) { return {status.code(), "chat template: " + status.message()}; }
+
+jinja::Value chat_context(const std::vector<ChatMessage>& messages, const ChatTemplateOptions& options) {
+    jinja::List list;
+    list.reserve(messages.size());
+    for (const ChatMessage& message : messages) {
+        jinja::Dict dict;
+        dict.entries.emplace_back(jinja::Value::string("role"), jinja::Value::string(message.role));
+        dict.entries.emplace_back(jinja::Value::string("content"), jinja::Value::string(message.content));
+        list.push_back(jinja::Value::dict(std::move(dict)));
+    }
+    jinja::Dict context;
+    const auto add = [&](const char* name, jinja::Value value) {
+        context.entries.emplace_back(jinja::Value::string(name), std::move(value));
+    };
+    add("messages", jinja::Value::list(std::move(list)));
+    add("tools", jinja::Value::none());
+    add("documents", jinja::Value::none());
+    add("add_generation_prompt", jinja::Value::boolean(options.add_generation_prompt));
+    add("bos_token", jinja::Value::string(options.bos_token));
+    add("eos_token", jinja::Value::string(options.eos_token));
+    return jinja::Value::dict(std::move(context));
+}
+
+}  // namespace
+
+Result<ChatTemplate> ChatTemplate::parse(const std::string& source) {
+    Result<jinja::Template> parsed = jinja::Template::parse(source);
+    if (!parsed.is_ok()) return with_prefix(parsed.status());
+    return ChatTemplate(std::move(parsed).value());
+}
+
+Result<std::string> ChatTemplate::render(const std::vector<ChatMessage>& messages,
+                                         const ChatTemplateOptions& options) const {
+    jinja::RenderOptions render_options;
+    render_options.now = options.now;
+    Result<std::string> rendered = template_.render(chat_context(messages, options), render_options);
+    if (!rendered.is_ok()) return with_prefix(rendered.status());
+    return rendered;
+}
+
+Result<std::string> render_chat(const std::string& template_source, const std::vector<ChatMessage>& messages,
+                                const ChatTemplateOptions& options) {
+    TERN_ASSIGN_OR_RETURN(const ChatTemplate tmpl, ChatTemplate::parse(template_source));
+    return tmpl.render(messages, options);
+}
+
+std::string render_fallback(const std::vector<ChatMessage>& messages, const ChatTemplateOptions& options) {
+    std::string out;
+    for (const ChatMessage& message : messages) {
+        out += message.role;
+        out += ": ";
+        out += message.content;
+        out += '\n';
+    }
+    if (options.add_generation_prompt) out += "assistant:";
+    return out;
+}
+
+Status validate_template(const std::string& template_source) {
+    Result<ChatTemplate> parsed = ChatTemplate::parse(template_source);
+    return parsed.is_ok() ? Status::ok() : parsed.status();
+}
+
+}  // namespace tern::chat

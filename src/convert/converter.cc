@@ -1,0 +1,204 @@
+#include "convert/converter.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <filesystem>
+#include <set>
+
+#include "base/fp16.h"
+#include "base/log.h"
+#include "convert/hf_config.h"
+#include "convert/hf_vocab.h"
+#include "convert/tensor_plan.h"
+#include "formats/gguf_writer.h"
+#include "formats/safetensors.h"
+#include "synth/presets.h"
+
+namespace tern {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct BoundTensor {
+    TensorPlan plan;
+    const SafetensorsTensor* source;
+};
+
+std::string format_shape(const std::vector<int64_t>& shape) {
+    std::string text;
+    for (int64_t dim : shape) text += (text.empty() ? "" : ", ") + std::to_string(dim);
+    return "[" + text + "]";
+}
+
+// llama.cpp's llama_ftype values for general.file_type.
+uint32_t file_type_of(DType type) {
+    switch (type) {
+        case DType::kF16: return 1;
+        case DType::kBF16: return 32;
+        default: return 0;
+    }
+}
+
+float load_element(const SafetensorsTensor& tensor, int64_t index) {
+    if (tensor.type == DType::kF32) {
+        float value;
+        std::memcpy(&value, tensor.data + index * 4, 4);  // the data section need not be 4-byte aligned
+        return value;
+    }
+    uint16_t half;
+    std::memcpy(&half, tensor.data + index * 2, 2);
+    return tensor.type == DType::kF16 ? fp16_to_fp32(half) : bf16_to_fp32(half);
+}
+
+void store_element(DType type, float value, uint8_t* dst, int64_t index) {
+    if (type == DType::kF32) {
+        std::memcpy(dst + index * 4, &value, 4);
+        return;
+    }
+    const uint16_t half = type == DType::kF16 ? fp32_to_fp16(value) : fp32_to_bf16(value);
+    std::memcpy(dst + index * 2, &half, 2);
+}
+
+// Converts one tensor into `dst`, moving rows into llama's RoPE order where the plan asks.
+void convert_tensor(const BoundTensor& bound, DType dst_type, uint8_t* dst) {
+    const SafetensorsTensor& source = *bound.source;
+    const int64_t row_length = bound.plan.hf_shape.back();
+    const int64_t num_rows = source.num_elements / row_length;
+    for (int64_t row = 0; row < num_rows; ++row) {
+        const int64_t source_row =
+            bound.plan.rope_heads > 0 ? rope_source_row(row, num_rows, bound.plan.rope_heads) : row;
+        for (int64_t col = 0; col < row_length; ++col) {
+            store_element(dst_type, load_element(source, source_row * row_length + col), dst, row * row_length + col);
+        }
+    }
+}
+
+Result<std::vector<BoundTensor>> bind_tensors(const HfConfig& config, const SafetensorsCheckpoint& checkpoint) {
+    std::vector<BoundTensor> bound;
+    std::set<std::string, std::less<>> used;
+    for (TensorPlan& plan : plan_tensors(config)) {
+        const SafetensorsCheckpoint::Entry* entry = checkpoint.find(plan.hf_name);
+        if (entry == nullptr && plan.optional) {
+            if (!config.tie_word_embeddings) {
+                log_warn("{}: no {}; the output shares token_embd", checkpoint.source(), plan.hf_name);
+            }
+            continue;
+        }
+        if (entry == nullptr) {
+            return invalid_argument(fmt::format("{}: missing tensor '{}', which a {} model with these config.json "
+                                                "sizes needs", checkpoint.source(), plan.hf_name,
+                                                config.hf_architecture));
+        }
+        if (entry->tensor->shape != plan.hf_shape) {
+            return invalid_argument(fmt::format("{}: tensor '{}' has shape {}, but config.json implies {}",
+                                                entry->file->path(), plan.hf_name, format_shape(entry->tensor->shape),
+                                                format_shape(plan.hf_shape)));
+        }
+        used.insert(plan.hf_name);
+        bound.push_back({std::move(plan), entry->tensor});
+    }
+    for (const auto& [name, entry] : checkpoint.entries()) {
+        if (used.count(name) != 0 || is_skipped_hf_tensor(name)) continue;
+        return invalid_argument(fmt::format("{}: tensor '{}' has no place in a {} model; tern cannot convert it",
+                                            entry.file->path(), name, config.architecture));
+    }
+    return bound;
+}
+
+void write_hparams(const HfConfig& config, const std::string& name, DType weight_type, GgufWriter* writer) {
+    const std::string& arch = config.architecture;
+    writer->add_string("general.architecture", arch);
+    writer->add_string("general.name", name);
+    writer->add_u32("general.file_type", file_type_of(weight_type));
+    writer->add_u32("general.quantization_version", 2);
+    writer->add_u32(arch + ".context_length", static_cast<uint32_t>(config.context_length));
+    writer->add_u32(arch + ".embedding_length", static_cast<uint32_t>(config.hidden_size));
+    writer->add_u32(arch + ".block_count", static_cast<uint32_t>(config.num_layers));
+    writer->add_u32(arch + ".feed_forward_length", static_cast<uint32_t>(config.intermediate_size));
+    writer->add_u32(arch + ".attention.head_count", static_cast<uint32_t>(config.num_heads));
+    writer->add_u32(arch + ".attention.head_count_kv", static_cast<uint32_t>(config.num_kv_heads));
+    if (config.head_dim_given) {
+        writer->add_u32(arch + ".attention.key_length", static_cast<uint32_t>(config.head_dim));
+        writer->add_u32(arch + ".attention.value_length", static_cast<uint32_t>(config.head_dim));
+    }
+    writer->add_u32(arch + ".rope.dimension_count", static_cast<uint32_t>(config.head_dim));
+    writer->add_f32(arch + ".rope.freq_base", config.rope_theta);
+    writer->add_f32(arch + ".attention.layer_norm_rms_epsilon", config.rms_norm_eps);
+    writer->add_u32(arch + ".vocab_size", static_cast<uint32_t>(config.vocab_size));
+    if (config.rope_scaling == RopeScalingKind::kLinear) {
+        writer->add_string(arch + ".rope.scaling.type", "linear");
+        writer->add_f32(arch + ".rope.scaling.factor", config.rope_factor);
+    }
+}
+
+void add_tensors(const HfConfig& config, const std::vector<BoundTensor>& bound, DType weight_type, GgufWriter* writer) {
+    for (const BoundTensor& tensor : bound) {
+        const DType type = tensor.plan.keep_f32 ? DType::kF32 : weight_type;
+        std::vector<int64_t> dims(tensor.plan.hf_shape.rbegin(), tensor.plan.hf_shape.rend());  // ggml: row first
+        writer->add_tensor(tensor.plan.gguf_name, type, std::move(dims),
+                           [&tensor, type](uint8_t* dst) { convert_tensor(tensor, type, dst); });
+    }
+    if (config.rope_scaling == RopeScalingKind::kLlama3) {
+        // Llama 3.1's frequency divisors, one per rotation pair, as llama.cpp's converter stores them.
+        std::vector<float> factors = llama3_rope_factors(config.head_dim, config.rope_theta, config.rope_factor,
+                                                         config.rope_low_freq_factor, config.rope_high_freq_factor,
+                                                         config.rope_original_context);
+        const int64_t length = static_cast<int64_t>(factors.size());
+        writer->add_tensor("rope_freqs.weight", DType::kF32, {length}, [factors = std::move(factors)](uint8_t* dst) {
+            std::memcpy(dst, factors.data(), factors.size() * sizeof(float));
+        });
+    }
+}
+
+Status write_atomically(const GgufWriter& writer, const std::string& out_path) {
+    const std::string partial = out_path + ".part";
+    Status status = writer.write(partial);
+    std::error_code error;
+    if (status.is_ok()) {
+        fs::rename(partial, out_path, error);
+        if (!error) return Status::ok();
+        status = internal_error(fmt::format("{}: cannot move {} into place: {}", out_path, partial, error.message()));
+    }
+    fs::remove(partial, error);
+    return status;
+}
+
+}  // namespace
+
+Result<ConvertSummary> convert_hf_to_gguf(const std::string& hf_dir, const std::string& out_path,
+                                          const ConvertOptions& options) {
+    if (options.weight_type != DType::kF32 && options.weight_type != DType::kF16 &&
+        options.weight_type != DType::kBF16) {
+        return invalid_argument(fmt::format("tern convert writes f32, f16 or bf16 weights, not {}",
+                                            dtype_name(options.weight_type)));
+    }
+    const fs::path dir(hf_dir);
+    std::error_code error;
+    if (!fs::is_regular_file(dir / "config.json", error)) {
+        return Status(StatusCode::kNotFound,
+                      fmt::format("{}: no config.json; expected a Hugging Face model folder", hf_dir));
+    }
+    TERN_ASSIGN_OR_RETURN(HfConfig config, read_hf_config((dir / "config.json").string()));
+    TERN_ASSIGN_OR_RETURN(std::unique_ptr<SafetensorsCheckpoint> checkpoint, SafetensorsCheckpoint::open_dir(hf_dir));
+    TERN_ASSIGN_OR_RETURN(std::vector<BoundTensor> bound, bind_tensors(config, *checkpoint));
+    TERN_ASSIGN_OR_RETURN(GgufVocab vocab, read_hf_vocab(hf_dir, config));
+
+    GgufWriter writer;
+    fs::path folder = fs::absolute(dir, error).lexically_normal();
+    if (!folder.has_filename()) folder = folder.parent_path();
+    const std::string name = folder.filename().string();
+    write_hparams(config, name.empty() ? "model" : name, options.weight_type, &writer);
+    write_vocab_metadata(vocab, &writer);
+    add_tensors(config, bound, options.weight_type, &writer);
+    TERN_RETURN_IF_ERROR(write_atomically(writer, out_path));
+
+    ConvertSummary summary;
+    summary.architecture = config.architecture;
+    summary.tokenizer_model = vocab.model;
+    for (const BoundTensor& tensor : bound) summary.num_parameters += tensor.source->num_elements;
+    summary.num_tensors = static_cast<int64_t>(bound.size()) + (config.rope_scaling == RopeScalingKind::kLlama3);
+    return summary;
+}
+
+}  // namespace tern

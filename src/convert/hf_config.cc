@@ -1,0 +1,194 @@
+#include "convert/hf_config.h"
+
+#include <fmt/format.h>
+
+#include "formats/strict_json.h"
+
+namespace tern {
+namespace {
+
+constexpr int64_t kMaxSize = int64_t{1} << 40;  // far above any real model, far below overflow in products
+
+struct ArchitectureInfo {
+    std::string_view hf_name;
+    std::string_view gguf_name;
+    int64_t default_context;  // Hugging Face's default max_position_embeddings for the class
+};
+
+constexpr ArchitectureInfo kArchitectures[] = {
+    {"LlamaForCausalLM", "llama", 2048},
+    {"MistralForCausalLM", "llama", 4096 * 32},
+    {"Qwen2ForCausalLM", "qwen2", 32768},
+};
+
+// Typed reads of config.json keys; an absent or null key keeps the caller's default.
+class ConfigReader {
+public:
+    ConfigReader(const nlohmann::json& json, const std::string& label) : json_(json), label_(label) {}
+
+    const nlohmann::json* get(const nlohmann::json& object, std::string_view key) const {
+        const auto found = object.find(key);
+        return found == object.end() || found->is_null() ? nullptr : &*found;
+    }
+
+    Status positive_int(std::string_view key, int64_t* out, bool required = true) const {
+        const nlohmann::json* value = get(json_, key);
+        if (value == nullptr) {
+            if (!required) return Status::ok();
+            return invalid_argument(fmt::format("{}: missing '{}'", label_, key));
+        }
+        const std::optional<uint64_t> size = json_to_uint(*value);
+        if (!size || *size == 0 || *size > static_cast<uint64_t>(kMaxSize)) {
+            return invalid_argument(fmt::format("{}: '{}' must be a positive integer, found {}", label_, key,
+                                                value->dump()));
+        }
+        *out = static_cast<int64_t>(*size);
+        return Status::ok();
+    }
+
+    Status number(const nlohmann::json& object, std::string_view key, float* out) const {
+        const nlohmann::json* value = get(object, key);
+        if (value == nullptr) return Status::ok();
+        if (!value->is_number()) {
+            return invalid_argument(fmt::format("{}: '{}' must be a number, found {}", label_, key, value->dump()));
+        }
+        *out = value->get<float>();
+        return Status::ok();
+    }
+
+    Status boolean(std::string_view key, bool* out) const {
+        const nlohmann::json* value = get(json_, key);
+        if (value == nullptr) return Status::ok();
+        if (!value->is_boolean()) {
+            return invalid_argument(
+                fmt::format("{}: '{}' must be true or false, found {}", label_, key, value->dump()));
+        }
+        *out = value->get<bool>();
+        return Status::ok();
+    }
+
+    // Non-integer values (Llama 3.1 lists several eos ids) are left out, as llama.cpp's converter does.
+    std::optional<int64_t> token_id(std::string_view key) const {
+        const nlohmann::json* value = get(json_, key);
+        const std::optional<uint64_t> id = value != nullptr ? json_to_uint(*value) : std::nullopt;
+        return id && *id <= static_cast<uint64_t>(kMaxSize) ? std::optional<int64_t>(static_cast<int64_t>(*id))
+                                                            : std::nullopt;
+    }
+
+    const std::string& label() const { return label_; }
+    const nlohmann::json& json() const { return json_; }
+
+private:
+    const nlohmann::json& json_;
+    const std::string& label_;
+};
+
+Status read_architecture(const ConfigReader& reader, HfConfig* config) {
+    const nlohmann::json* architectures = reader.get(reader.json(), "architectures");
+    if (architectures == nullptr || !architectures->is_array() || architectures->empty() ||
+        !(*architectures)[0].is_string()) {
+        return invalid_argument(
+            fmt::format("{}: missing 'architectures' (e.g. [\"LlamaForCausalLM\"])", reader.label()));
+    }
+    config->hf_architecture = (*architectures)[0].get<std::string>();
+    for (const ArchitectureInfo& info : kArchitectures) {
+        if (info.hf_name != config->hf_architecture) continue;
+        config->architecture = info.gguf_name;
+        config->context_length = info.default_context;
+        return Status::ok();
+    }
+    return invalid_argument(fmt::format("{}: unknown architecture {}; tern converts llama and qwen2 families",
+                                        reader.label(), config->hf_architecture));
+}
+
+Status read_sizes(const ConfigReader& reader, HfConfig* config) {
+    TERN_RETURN_IF_ERROR(reader.positive_int("hidden_size", &config->hidden_size));
+    TERN_RETURN_IF_ERROR(reader.positive_int("num_hidden_layers", &config->num_layers));
+    TERN_RETURN_IF_ERROR(reader.positive_int("num_attention_heads", &config->num_heads));
+    config->num_kv_heads = config->num_heads;
+    TERN_RETURN_IF_ERROR(reader.positive_int("num_key_value_heads", &config->num_kv_heads, false));
+    TERN_RETURN_IF_ERROR(reader.positive_int("intermediate_size", &config->intermediate_size));
+    TERN_RETURN_IF_ERROR(reader.positive_int("vocab_size", &config->vocab_size));
+    TERN_RETURN_IF_ERROR(reader.positive_int("max_position_embeddings", &config->context_length, false));
+    if (config->num_heads % config->num_kv_heads != 0) {
+        return invalid_argument(fmt::format("{}: {} attention heads cannot be grouped over {} key/value heads",
+                                            reader.label(), config->num_heads, config->num_kv_heads));
+    }
+    config->head_dim_given = reader.get(reader.json(), "head_dim") != nullptr;
+    if (config->head_dim_given) {
+        TERN_RETURN_IF_ERROR(reader.positive_int("head_dim", &config->head_dim));
+    } else if (config->hidden_size % config->num_heads != 0) {
+        return invalid_argument(fmt::format("{}: hidden_size {} is not a multiple of {} attention heads",
+                                            reader.label(), config->hidden_size, config->num_heads));
+    } else {
+        config->head_dim = config->hidden_size / config->num_heads;
+    }
+    if (config->head_dim % 2 != 0) {
+        return invalid_argument(fmt::format("{}: head dimension {} is odd; rotary embeddings need pairs",
+                                            reader.label(), config->head_dim));
+    }
+    TERN_RETURN_IF_ERROR(reader.number(reader.json(), "rms_norm_eps", &config->rms_norm_eps));
+    TERN_RETURN_IF_ERROR(reader.number(reader.json(), "rope_theta", &config->rope_theta));
+    return reader.boolean("tie_word_embeddings", &config->tie_word_embeddings);
+}
+
+Status read_rope_scaling(const ConfigReader& reader, HfConfig* config) {
+    const nlohmann::json* scaling = reader.get(reader.json(), "rope_scaling");
+    if (scaling == nullptr) return Status::ok();
+    if (!scaling->is_object()) {
+        return invalid_argument(fmt::format("{}: 'rope_scaling' must be an object or null", reader.label()));
+    }
+    const nlohmann::json* type = reader.get(*scaling, "rope_type");
+    if (type == nullptr) type = reader.get(*scaling, "type");
+    const std::string kind = type != nullptr && type->is_string() ? type->get<std::string>() : "";
+    if (kind == "default") return Status::ok();
+    if (kind == "linear") {
+        config->rope_scaling = RopeScalingKind::kLinear;
+    } else if (kind == "llama3") {
+        config->rope_scaling = RopeScalingKind::kLlama3;
+        config->rope_factor = 8.0f;
+        TERN_RETURN_IF_ERROR(reader.number(*scaling, "low_freq_factor", &config->rope_low_freq_factor));
+        TERN_RETURN_IF_ERROR(reader.number(*scaling, "high_freq_factor", &config->rope_high_freq_factor));
+        float original = static_cast<float>(config->rope_original_context);
+        TERN_RETURN_IF_ERROR(reader.number(*scaling, "original_max_position_embeddings", &original));
+        config->rope_original_context = static_cast<int64_t>(original);
+    } else {
+        return invalid_argument(fmt::format("{}: rope_scaling type '{}' is not supported (tern converts none, linear "
+                                            "and llama3)", reader.label(), kind));
+    }
+    TERN_RETURN_IF_ERROR(reader.number(*scaling, "factor", &config->rope_factor));
+    if (!(config->rope_factor > 0) || !(config->rope_high_freq_factor > config->rope_low_freq_factor) ||
+        config->rope_original_context <= 0) {
+        return invalid_argument(
+            fmt::format("{}: rope_scaling {} has invalid factors", reader.label(), scaling->dump()));
+    }
+    return Status::ok();
+}
+
+Result<HfConfig> config_from_json(const nlohmann::json& json, const std::string& label) {
+    if (!json.is_object()) return invalid_argument(fmt::format("{}: config must be a JSON object", label));
+    const ConfigReader reader(json, label);
+    HfConfig config;
+    TERN_RETURN_IF_ERROR(read_architecture(reader, &config));
+    TERN_RETURN_IF_ERROR(read_sizes(reader, &config));
+    TERN_RETURN_IF_ERROR(read_rope_scaling(reader, &config));
+    config.bos_token_id = reader.token_id("bos_token_id");
+    config.eos_token_id = reader.token_id("eos_token_id");
+    config.pad_token_id = reader.token_id("pad_token_id");
+    config.unk_token_id = reader.token_id("unk_token_id");
+    return config;
+}
+
+}  // namespace
+
+Result<HfConfig> parse_hf_config(std::string_view text, const std::string& label) {
+    TERN_ASSIGN_OR_RETURN(nlohmann::json json, parse_strict_json(text, label));
+    return config_from_json(json, label);
+}
+
+Result<HfConfig> read_hf_config(const std::string& path) {
+    TERN_ASSIGN_OR_RETURN(nlohmann::json json, read_strict_json_file(path));
+    return config_from_json(json, path);
+}
+
+}  // namespace tern

@@ -1,0 +1,51 @@
+// A Hugging Face config.json as the converter needs it: the architecture family and hyper-parameters of
+// llama-family (Llama, Mistral) and Qwen2 checkpoints, with Hugging Face's defaults for absent keys.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "base/status.h"
+
+namespace tern {
+
+enum class RopeScalingKind { kNone, kLinear, kLlama3 };
+
+struct HfConfig {
+    std::string hf_architecture;  // as config.json names it, e.g. "MistralForCausalLM"
+    std::string architecture;     // the GGUF architecture: "llama" or "qwen2"
+    int64_t hidden_size = 0;
+    int64_t num_layers = 0;
+    int64_t num_heads = 0;
+    int64_t num_kv_heads = 0;
+    int64_t head_dim = 0;
+    bool head_dim_given = false;   // config.json had head_dim (written as attention.key_length)
+    int64_t intermediate_size = 0;
+    int64_t context_length = 0;    // max_position_embeddings
+    int64_t vocab_size = 0;
+    float rms_norm_eps = 1e-6f;
+    float rope_theta = 10000.0f;
+    bool tie_word_embeddings = false;
+    RopeScalingKind rope_scaling = RopeScalingKind::kNone;
+    float rope_factor = 1.0f;
+    float rope_low_freq_factor = 1.0f;   // llama3 scaling
+    float rope_high_freq_factor = 4.0f;  // llama3 scaling
+    int64_t rope_original_context = 8192;  // llama3 scaling
+    // Special token ids as config.json gives them (a list, as Llama 3.1's eos, is left out).
+    std::optional<int64_t> bos_token_id;
+    std::optional<int64_t> eos_token_id;
+    std::optional<int64_t> pad_token_id;
+    std::optional<int64_t> unk_token_id;
+
+    int64_t q_dim() const { return num_heads * head_dim; }
+    int64_t kv_dim() const { return num_kv_heads * head_dim; }
+};
+
+// Parses config.json text; `label` names the file in errors. An architecture other than LlamaForCausalLM,
+// MistralForCausalLM or Qwen2ForCausalLM, a missing or mistyped size, inconsistent head counts or an
+// unsupported rope_scaling type is an error.
+Result<HfConfig> parse_hf_config(std::string_view text, const std::string& label);
+Result<HfConfig> read_hf_config(const std::string& path);
+
+}  // namespace tern

@@ -1,0 +1,69 @@
+#include "convert/tensor_plan.h"
+
+#include <fmt/format.h>
+
+namespace tern {
+namespace {
+
+class PlanBuilder {
+public:
+    explicit PlanBuilder(std::vector<TensorPlan>* plans) : plans_(plans) {}
+
+    void matrix(std::string hf_name, std::string gguf_name, int64_t rows, int64_t row_length, int64_t rope_heads = 0) {
+        plans_->push_back({std::move(hf_name), std::move(gguf_name), {rows, row_length}, rope_heads, false, false});
+    }
+    void vector(std::string hf_name, std::string gguf_name, int64_t length) {
+        plans_->push_back({std::move(hf_name), std::move(gguf_name), {length}, 0, true, false});
+    }
+
+private:
+    std::vector<TensorPlan>* plans_;
+};
+
+void plan_layer(const HfConfig& config, int64_t layer_idx, PlanBuilder& builder) {
+    const std::string hf = fmt::format("model.layers.{}.", layer_idx);
+    const std::string gguf = fmt::format("blk.{}.", layer_idx);
+    const bool is_llama = config.architecture == "llama";
+    const int64_t hidden = config.hidden_size;
+    builder.vector(hf + "input_layernorm.weight", gguf + "attn_norm.weight", hidden);
+    builder.matrix(hf + "self_attn.q_proj.weight", gguf + "attn_q.weight", config.q_dim(), hidden,
+                   is_llama ? config.num_heads : 0);
+    builder.matrix(hf + "self_attn.k_proj.weight", gguf + "attn_k.weight", config.kv_dim(), hidden,
+                   is_llama ? config.num_kv_heads : 0);
+    builder.matrix(hf + "self_attn.v_proj.weight", gguf + "attn_v.weight", config.kv_dim(), hidden);
+    if (!is_llama) {
+        builder.vector(hf + "self_attn.q_proj.bias", gguf + "attn_q.bias", config.q_dim());
+        builder.vector(hf + "self_attn.k_proj.bias", gguf + "attn_k.bias", config.kv_dim());
+        builder.vector(hf + "self_attn.v_proj.bias", gguf + "attn_v.bias", config.kv_dim());
+    }
+    builder.matrix(hf + "self_attn.o_proj.weight", gguf + "attn_output.weight", hidden, config.q_dim());
+    builder.vector(hf + "post_attention_layernorm.weight", gguf + "ffn_norm.weight", hidden);
+    builder.matrix(hf + "mlp.gate_proj.weight", gguf + "ffn_gate.weight", config.intermediate_size, hidden);
+    builder.matrix(hf + "mlp.up_proj.weight", gguf + "ffn_up.weight", config.intermediate_size, hidden);
+    builder.matrix(hf + "mlp.down_proj.weight", gguf + "ffn_down.weight", hidden, config.intermediate_size);
+}
+
+}  // namespace
+
+std::vector<TensorPlan> plan_tensors(const HfConfig& config) {
+    std::vector<TensorPlan> plans;
+    PlanBuilder builder(&plans);
+    builder.matrix("model.embed_tokens.weight", "token_embd.weight", config.vocab_size, config.hidden_size);
+    builder.vector("model.norm.weight", "output_norm.weight", config.hidden_size);
+    builder.matrix("lm_head.weight", "output.weight", config.vocab_size, config.hidden_size);
+    plans.back().optional = true;
+    for (int64_t layer_idx = 0; layer_idx < config.num_layers; ++layer_idx) plan_layer(config, layer_idx, builder);
+    return plans;
+}
+
+bool is_skipped_hf_tensor(std::string_view name) { return name.ends_with(".rotary_emb.inv_freq"); }
+
+int64_t rope_source_row(int64_t row, int64_t num_rows, int64_t num_heads) {
+    const int64_t rows_per_head = num_rows / num_heads;
+    const int64_t half = rows_per_head / 2;
+    const int64_t head_start = row / rows_per_head * rows_per_head;
+    const int64_t local = row - head_start;
+    return head_start + (local % 2) * half + local / 2;
+}
+
+}  // namespace tern

@@ -1,0 +1,57 @@
+#include "server/chat_prompt.h"
+
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "chat/chat_template.h"
+
+namespace tern::server {
+namespace {
+
+std::vector<chat::ChatMessage> to_chat(const std::vector<api::ChatMessage>& messages) {
+    std::vector<chat::ChatMessage> converted;
+    for (const api::ChatMessage& message : messages) converted.push_back({message.role, message.content});
+    return converted;
+}
+
+std::string special_text(const Tokenizer& tokenizer, int32_t id) {
+    return id >= 0 && id < tokenizer.vocab_size() ? tokenizer.token_text(id) : std::string();
+}
+
+}  // namespace
+
+Result<ChatPrompt> make_chat_prompt(const GgufFile& model_file, const Tokenizer& tokenizer,
+                                    const std::string& template_path) {
+    std::string source;
+    std::string origin;
+    if (!template_path.empty()) {
+        std::ifstream file(template_path);
+        if (!file) return invalid_argument("cannot read the chat template file '" + template_path + "'");
+        std::ostringstream text;
+        text << file.rdbuf();
+        source = text.str();
+        origin = "file " + template_path;
+    } else if (auto from_model = model_file.get_string("tokenizer.chat_template")) {
+        source = *from_model;
+        origin = "model";
+    }
+    chat::ChatTemplateOptions options{.bos_token = special_text(tokenizer, tokenizer.bos_id()),
+                                      .eos_token = special_text(tokenizer, tokenizer.eos_id()),
+                                      .add_generation_prompt = true};
+    if (source.empty()) {
+        return ChatPrompt{[options](const std::vector<api::ChatMessage>& messages) -> Result<std::string> {
+                              return chat::render_fallback(to_chat(messages), options);
+                          },
+                          "fallback"};
+    }
+    auto parsed = chat::ChatTemplate::parse(source);
+    if (!parsed.is_ok()) return invalid_argument("chat template (" + origin + "): " + parsed.status().message());
+    auto shared = std::make_shared<chat::ChatTemplate>(std::move(parsed.value()));
+    return ChatPrompt{[shared, options](const std::vector<api::ChatMessage>& messages) -> Result<std::string> {
+                          return shared->render(to_chat(messages), options);
+                      },
+                      origin};
+}
+
+}  // namespace tern::server

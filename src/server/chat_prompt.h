@@ -1,0 +1,27 @@
+// Chat messages -> prompt text for one model: its GGUF `tokenizer.chat_template`, a template file given with
+// --chat-template, or (for models without one, such as stories260K and the synthetic models) chat's plain fallback.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "api/openai_types.h"
+#include "base/status.h"
+#include "formats/gguf.h"
+#include "tokenizer/tokenizer.h"
+
+namespace tern::server {
+
+using ChatRenderer = std::function<Result<std::string>(const std::vector<api::ChatMessage>&)>;
+
+struct ChatPrompt {
+    ChatRenderer render;
+    std::string source;  // "model", "file PATH" or "fallback"
+};
+
+// Fails when the template (the file's or the model's) does not parse; the message names where it came from.
+Result<ChatPrompt> make_chat_prompt(const GgufFile& model_file, const Tokenizer& tokenizer,
+                                    const std::string& template_path);
+
+}  // namespace tern::server

@@ -1,0 +1,141 @@
+#include "server/choice_runner.h"
+
+#include <fmt/format.h>
+
+namespace tern::server {
+
+struct ChoiceRunner::Choice {
+    int index;
+    engine::RequestId engine_id;
+    std::shared_ptr<serving::RequestStream> stream;
+    serving::TextStream text;
+    bool done = false;
+    bool first = true;
+};
+
+namespace {
+
+std::vector<int32_t> stop_token_ids(const Tokenizer& tokenizer) {
+    std::vector<int32_t> ids;
+    for (int32_t id : {tokenizer.eos_id(), tokenizer.eot_id(), tokenizer.eom_id()}) {
+        if (id >= 0 && std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+    }
+    return ids;
+}
+
+Outcome submit_failure(const Status& status) {
+    switch (status.code()) {
+        case StatusCode::kResourceExhausted: return error_outcome(429, status.message());
+        case StatusCode::kUnavailable: return error_outcome(503, status.message());
+        default: return error_outcome(400, status.message());
+    }
+}
+
+}  // namespace
+
+ChoiceRunner::ChoiceRunner(ServingContext& context, const PreparedRequest& prepared)
+    : context_(context), prepared_(prepared) {}
+
+ChoiceRunner::~ChoiceRunner() { abort_all(); }
+
+std::optional<Outcome> ChoiceRunner::submit() {
+    const CompletionRequest& request = prepared_.request;
+    const std::vector<int32_t> stop_tokens = request.ignore_eos ? std::vector<int32_t>{}
+                                                                : stop_token_ids(context_.tokenizer);
+    for (size_t prompt_idx = 0; prompt_idx < prepared_.prompt_tokens.size(); ++prompt_idx) {
+        for (int sample_idx = 0; sample_idx < request.n; ++sample_idx) {
+            engine::EngineRequest engine_request{.id = context_.engine.next_id(),
+                                                 .prompt = prepared_.prompt_tokens[prompt_idx],
+                                                 .max_tokens = prepared_.max_tokens,
+                                                 .priority = request.priority,
+                                                 .sampling = request.sampling,
+                                                 .stop_tokens = stop_tokens,
+                                                 .num_top_logprobs = request.logprobs ? request.top_logprobs : -1};
+            engine_request.sampling.seed += static_cast<uint64_t>(sample_idx);  // n samples differ, reproducibly
+            const engine::RequestId id = engine_request.id;
+            auto stream = context_.engine.submit(std::move(engine_request));
+            if (!stream.is_ok()) {
+                abort_all();
+                return submit_failure(stream.status());
+            }
+            const int index = static_cast<int>(choices_.size());
+            choices_.push_back(std::unique_ptr<Choice>(
+                new Choice{index, id, std::move(stream.value()),
+                           serving::TextStream(context_.tokenizer, request.stop)}));
+            results_.push_back(ChoiceResult{.index = index});
+        }
+    }
+    return std::nullopt;
+}
+
+bool ChoiceRunner::done() const {
+    return std::all_of(choices_.begin(), choices_.end(), [](const auto& choice) { return choice->done; });
+}
+
+void ChoiceRunner::abort_all() {
+    for (auto& choice : choices_) {
+        if (!choice->done) context_.engine.abort(choice->engine_id);
+        choice->done = true;
+    }
+}
+
+std::optional<ChoiceDelta> ChoiceRunner::next(std::chrono::milliseconds timeout) {
+    // Round robin: wait on one unfinished choice, then the next call starts after it.
+    for (size_t tried = 0; tried < choices_.size(); ++tried) {
+        Choice& choice = *choices_[cursor_];
+        cursor_ = (cursor_ + 1) % choices_.size();
+        if (choice.done) continue;
+        std::optional<engine::RequestOutput> output = choice.stream->next(timeout);
+        if (output) return take(choice, std::move(*output));
+        if (choice.stream->closed()) {  // refused by the engine after submit
+            choice.done = true;
+            failure_ = submit_failure(choice.stream->error());
+            abort_all();
+        }
+        return std::nullopt;
+    }
+    return std::nullopt;
+}
+
+TokenLogprob ChoiceRunner::to_logprob(int32_t token, const engine::TokenLogprobs& logprobs) const {
+    TokenLogprob item{context_.tokenizer.decode(std::vector<int32_t>{token}), logprobs.logprob, {}};
+    for (const auto& [id, logprob] : logprobs.top) {
+        item.top.emplace_back(context_.tokenizer.decode(std::vector<int32_t>{id}), logprob);
+    }
+    return item;
+}
+
+std::optional<ChoiceDelta> ChoiceRunner::take(Choice& choice, engine::RequestOutput output) {
+    ChoiceDelta delta{.index = choice.index, .first = choice.first};
+    choice.first = false;
+    ChoiceResult& result = results_[static_cast<size_t>(choice.index)];
+    if (output.token) {
+        if (!first_token_time_) first_token_time_ = std::chrono::steady_clock::now();
+        ++result.completion_tokens;
+        delta.text = choice.text.push(*output.token);
+        if (output.logprobs) delta.logprobs.push_back(to_logprob(*output.token, *output.logprobs));
+    }
+    if (choice.text.stopped() && !output.finish_reason) {
+        context_.engine.abort(choice.engine_id);  // a stop string matched: the engine's work is no longer wanted
+        output.finish_reason = engine::FinishReason::kStop;
+    }
+    if (output.finish_reason) {
+        choice.done = true;
+        delta.text += choice.text.finish();
+        delta.finish_reason = *output.finish_reason == engine::FinishReason::kLength ? "length" : "stop";
+        result.finish_reason = *delta.finish_reason;
+    }
+    result.text += delta.text;
+    result.logprobs.insert(result.logprobs.end(), delta.logprobs.begin(), delta.logprobs.end());
+    return delta;
+}
+
+api::Usage ChoiceRunner::usage() const {
+    api::Usage usage;
+    for (const auto& ids : prepared_.prompt_tokens) usage.prompt_tokens += static_cast<int64_t>(ids.size());
+    for (const ChoiceResult& result : results_) usage.completion_tokens += result.completion_tokens;
+    usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
+    return usage;
+}
+
+}  // namespace tern::server

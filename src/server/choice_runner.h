@@ -1,0 +1,56 @@
+// The choices of one request in flight: one engine request each, their outputs turned into text and logprobs.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "server/completion_handler.h"
+#include "serving/text_stream.h"
+
+namespace tern::server {
+
+// What one engine output added to a choice.
+struct ChoiceDelta {
+    int index = 0;
+    std::string text;
+    std::vector<TokenLogprob> logprobs;
+    std::optional<std::string> finish_reason;
+    bool first = false;  // the choice's first delta
+};
+
+class ChoiceRunner {
+public:
+    ChoiceRunner(ServingContext& context, const PreparedRequest& prepared);
+    ~ChoiceRunner();  // aborts whatever is still running
+
+    // Submits every choice; on failure the outcome to send (429 when the queue is full, 503 while draining).
+    std::optional<Outcome> submit();
+    // Waits (up to `timeout`) for the next output of any choice; nullopt when nothing came.
+    std::optional<ChoiceDelta> next(std::chrono::milliseconds timeout);
+    bool done() const;
+    void abort_all();
+    // An engine-side rejection after submit (rare: a race with the queue limits), if any.
+    std::optional<Outcome> failure() const { return failure_; }
+
+    const std::vector<ChoiceResult>& results() const { return results_; }
+    api::Usage usage() const;
+    std::optional<std::chrono::steady_clock::time_point> first_token_time() const { return first_token_time_; }
+
+private:
+    struct Choice;
+    std::optional<ChoiceDelta> take(Choice& choice, engine::RequestOutput output);
+    TokenLogprob to_logprob(int32_t token, const engine::TokenLogprobs& logprobs) const;
+
+    ServingContext& context_;
+    const PreparedRequest& prepared_;
+    std::vector<std::unique_ptr<Choice>> choices_;
+    std::vector<ChoiceResult> results_;
+    std::optional<Outcome> failure_;
+    std::optional<std::chrono::steady_clock::time_point> first_token_time_;
+    size_t cursor_ = 0;
+};
+
+}  // namespace tern::server

@@ -1,0 +1,155 @@
+#include "server/completion_handler.h"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <memory>
+#include <optional>
+
+#include "server/choice_runner.h"
+
+namespace tern::server {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+std::string make_id(api::Endpoint endpoint) {
+    static std::atomic<uint64_t> counter{0};
+    const uint64_t now = static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
+    return fmt::format("{}-{:x}{:04x}", endpoint == api::Endpoint::kChatCompletions ? "chatcmpl" : "cmpl",
+                       now & 0xffffffffffffull, counter.fetch_add(1) & 0xffff);
+}
+
+Result<std::vector<int32_t>> tokenize_prompt(const ServingContext& context, const PromptInput& prompt) {
+    if (prompt.is_tokens) {
+        for (int32_t id : prompt.token_ids) {
+            if (id >= context.tokenizer.vocab_size()) {
+                return invalid_argument(fmt::format("prompt token id {} is outside the vocabulary [0, {})", id,
+                                                    context.tokenizer.vocab_size()));
+            }
+        }
+        return prompt.token_ids;
+    }
+    std::vector<int32_t> ids = context.tokenizer.encode(prompt.text, /*add_special=*/true, /*parse_special=*/false);
+    if (ids.empty()) return invalid_argument("the prompt is empty");
+    return ids;
+}
+
+// The chat template renders special tokens as text (BOS among them), so they are parsed, and BOS is added only when
+// the model wants one and the template did not write it.
+Result<std::vector<int32_t>> tokenize_chat(const ServingContext& context, const std::vector<api::ChatMessage>& messages) {
+    TERN_ASSIGN_OR_RETURN(std::string text, context.render_chat(messages));
+    std::vector<int32_t> ids = context.tokenizer.encode(text, /*add_special=*/false, /*parse_special=*/true);
+    const int32_t bos = context.tokenizer.bos_id();
+    if (context.tokenizer.add_bos() && bos >= 0 && (ids.empty() || ids.front() != bos)) ids.insert(ids.begin(), bos);
+    if (ids.empty()) return invalid_argument("the rendered chat is empty");
+    return ids;
+}
+
+}  // namespace
+
+Outcome error_outcome(int status, const std::string& message, const std::string& param) {
+    Outcome outcome;
+    outcome.status = status;
+    outcome.body = error_body(status, message, param);
+    outcome.finish_reason = "error";
+    return outcome;
+}
+
+std::variant<PreparedRequest, Outcome> prepare_request(const ServingContext& context, CompletionRequest request) {
+    PreparedRequest prepared;
+    if (!request.model.empty() && request.model != context.model_name) {
+        return error_outcome(404, fmt::format("the model '{}' does not exist; this server serves '{}'", request.model,
+                                              context.model_name), "model");
+    }
+    const char* prompt_param = request.endpoint == api::Endpoint::kChatCompletions ? "messages" : "prompt";
+    if (request.endpoint == api::Endpoint::kChatCompletions) {
+        auto ids = tokenize_chat(context, request.messages);
+        if (!ids.is_ok()) return error_outcome(400, ids.status().message(), prompt_param);
+        prepared.prompt_tokens.push_back(std::move(ids.value()));
+    }
+    for (const PromptInput& prompt : request.prompts) {
+        auto ids = tokenize_prompt(context, prompt);
+        if (!ids.is_ok()) return error_outcome(400, ids.status().message(), prompt_param);
+        prepared.prompt_tokens.push_back(std::move(ids.value()));
+    }
+    int64_t longest = 0;
+    for (const auto& ids : prepared.prompt_tokens) longest = std::max<int64_t>(longest, static_cast<int64_t>(ids.size()));
+    const int64_t room = context.max_model_len - longest;
+    if (room < 1) {
+        return error_outcome(400, fmt::format("the prompt has {} tokens; this model's context is {} tokens, leaving "
+                                              "no room to generate; shorten the prompt", longest, context.max_model_len),
+                             prompt_param);
+    }
+    const int64_t max_tokens = request.max_tokens.value_or(room);  // vLLM's default: the rest of the context
+    if (max_tokens > room) {
+        return error_outcome(400, fmt::format("max_tokens {} is too large: the prompt has {} tokens and the context {}, "
+                                              "so at most {} can be generated", max_tokens, longest,
+                                              context.max_model_len, room), "max_tokens");
+    }
+    prepared.max_tokens = static_cast<int>(max_tokens);
+    prepared.meta = ResponseMeta{request.endpoint, make_id(request.endpoint),
+                                 std::chrono::duration_cast<std::chrono::seconds>(
+                                     std::chrono::system_clock::now().time_since_epoch()).count(),
+                                 context.model_name, request.logprobs};
+    prepared.request = std::move(request);
+    return prepared;
+}
+
+namespace {
+
+Outcome finish_outcome(const ChoiceRunner& runner, Clock::time_point start) {
+    Outcome outcome;
+    const api::Usage usage = runner.usage();
+    outcome.prompt_tokens = usage.prompt_tokens;
+    outcome.completion_tokens = usage.completion_tokens;
+    outcome.total_ms = ms_since(start);
+    if (auto first = runner.first_token_time()) {
+        outcome.ttft_ms = std::chrono::duration<double, std::milli>(*first - start).count();
+    }
+    if (!runner.results().empty()) outcome.finish_reason = runner.results().front().finish_reason;
+    return outcome;
+}
+
+}  // namespace
+
+Outcome run_request(ChoiceRunner& runner, const PreparedRequest& prepared, const EventWriter* writer,
+                    std::chrono::steady_clock::time_point start) {
+    bool client_gone = false;
+    while (!runner.done()) {
+        std::optional<ChoiceDelta> delta = runner.next(std::chrono::milliseconds(20));
+        if (writer == nullptr || client_gone) continue;
+        if (!delta) {
+            client_gone = !(*writer)("");  // an empty event is a liveness probe
+            if (client_gone) runner.abort_all();
+            continue;
+        }
+        if (delta->text.empty() && delta->logprobs.empty() && !delta->finish_reason && !delta->first) continue;
+        const auto chunk = stream_chunk(prepared.meta, delta->index, delta->text, delta->logprobs,
+                                        delta->finish_reason, delta->first);
+        if (!(*writer)(chunk.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))) {
+            client_gone = true;
+            runner.abort_all();  // frees the KV at once
+        }
+    }
+    if (auto failure = runner.failure()) return *failure;
+    Outcome outcome = finish_outcome(runner, start);
+    if (client_gone) {
+        outcome.status = 499;  // nginx's "client closed request", for the log only
+        outcome.finish_reason = "abort";
+        return outcome;
+    }
+    if (writer == nullptr) {
+        outcome.body = completion_response(prepared.meta, runner.results(), runner.usage());
+        return outcome;
+    }
+    if (prepared.request.include_usage) (*writer)(usage_chunk(prepared.meta, runner.usage()).dump());
+    (*writer)("[DONE]");
+    return outcome;
+}
+
+}  // namespace tern::server

@@ -1,0 +1,110 @@
+#include "server/responses.h"
+
+namespace tern::server {
+namespace {
+
+using nlohmann::json;
+
+bool is_chat(const ResponseMeta& meta) { return meta.endpoint == api::Endpoint::kChatCompletions; }
+
+json bytes_of(const std::string& text) {
+    json bytes = json::array();
+    for (unsigned char byte : text) bytes.push_back(static_cast<int>(byte));
+    return bytes;
+}
+
+// Completions: parallel arrays; `text_offset` counts from the start of this choice's text.
+json completion_logprobs(const std::vector<TokenLogprob>& logprobs, size_t first_offset) {
+    json tokens = json::array(), token_logprobs = json::array(), top = json::array(), offsets = json::array();
+    size_t offset = first_offset;
+    for (const TokenLogprob& item : logprobs) {
+        tokens.push_back(item.token);
+        token_logprobs.push_back(item.logprob);
+        json alternatives = json::object();
+        for (const auto& [token, logprob] : item.top) alternatives[token] = logprob;
+        top.push_back(alternatives);
+        offsets.push_back(offset);
+        offset += item.token.size();
+    }
+    return {{"tokens", tokens}, {"token_logprobs", token_logprobs}, {"top_logprobs", top}, {"text_offset", offsets}};
+}
+
+json chat_logprobs(const std::vector<TokenLogprob>& logprobs) {
+    json content = json::array();
+    for (const TokenLogprob& item : logprobs) {
+        json top = json::array();
+        for (const auto& [token, logprob] : item.top) {
+            top.push_back({{"token", token}, {"logprob", logprob}, {"bytes", bytes_of(token)}});
+        }
+        content.push_back({{"token", item.token}, {"logprob", item.logprob}, {"bytes", bytes_of(item.token)},
+                           {"top_logprobs", top}});
+    }
+    return {{"content", content}};
+}
+
+json logprobs_json(const ResponseMeta& meta, const std::vector<TokenLogprob>& logprobs) {
+    if (!meta.with_logprobs) return nullptr;
+    return is_chat(meta) ? chat_logprobs(logprobs) : completion_logprobs(logprobs, 0);
+}
+
+json envelope(const ResponseMeta& meta, const char* object) {
+    return {{"id", meta.id}, {"object", object}, {"created", meta.created}, {"model", meta.model}};
+}
+
+}  // namespace
+
+json completion_response(const ResponseMeta& meta, const std::vector<ChoiceResult>& choices, const api::Usage& usage) {
+    json body = envelope(meta, is_chat(meta) ? "chat.completion" : "text_completion");
+    json list = json::array();
+    for (const ChoiceResult& choice : choices) {
+        json item = {{"index", choice.index}, {"logprobs", logprobs_json(meta, choice.logprobs)},
+                     {"finish_reason", choice.finish_reason}};
+        if (is_chat(meta)) {
+            item["message"] = {{"role", "assistant"}, {"content", choice.text}};
+        } else {
+            item["text"] = choice.text;
+        }
+        list.push_back(std::move(item));
+    }
+    body["choices"] = std::move(list);
+    body["usage"] = api::to_json(usage);
+    return body;
+}
+
+json stream_chunk(const ResponseMeta& meta, int index, const std::string& text,
+                  const std::vector<TokenLogprob>& logprobs, const std::optional<std::string>& finish_reason,
+                  bool first) {
+    json body = envelope(meta, is_chat(meta) ? "chat.completion.chunk" : "text_completion");
+    json choice = {{"index", index}, {"logprobs", logprobs_json(meta, logprobs)}};
+    choice["finish_reason"] = finish_reason ? json(*finish_reason) : json(nullptr);
+    if (is_chat(meta)) {
+        json delta = json::object();
+        if (first) delta["role"] = "assistant";
+        if (!text.empty() || !finish_reason) delta["content"] = text;
+        choice["delta"] = std::move(delta);
+    } else {
+        choice["text"] = text;
+    }
+    body["choices"] = json::array({std::move(choice)});
+    return body;
+}
+
+json usage_chunk(const ResponseMeta& meta, const api::Usage& usage) {
+    json body = envelope(meta, is_chat(meta) ? "chat.completion.chunk" : "text_completion");
+    body["choices"] = json::array();
+    body["usage"] = api::to_json(usage);
+    return body;
+}
+
+json error_body(int status, const std::string& message, const std::string& param) {
+    const char* type = status == 401   ? "authentication_error"
+                       : status == 404 ? "not_found_error"
+                       : status == 429 ? "rate_limit_exceeded"
+                       : status >= 500 ? "server_error"
+                                       : "invalid_request_error";
+    json error = {{"message", message}, {"type", type}, {"code", status}};
+    error["param"] = param.empty() ? json(nullptr) : json(param);
+    return {{"error", std::move(error)}};
+}
+
+}  // namespace tern::server

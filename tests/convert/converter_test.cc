@@ -1,0 +1,282 @@
+// tern convert on tiny folders written by the test: tensor names, shapes, types and row order in the GGUF, the
+// metadata model/hparams.cc reads, sharded input, and a clear error (and no output file) for what cannot convert.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "base/fp16.h"
+#include "convert/converter.h"
+#include "convert/hf_config.h"
+#include "convert/tensor_plan.h"
+#include "formats/gguf.h"
+#include "model/model.h"
+#include "synth/presets.h"
+#include "tiny_hf_model.h"
+
+namespace tern {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::TinyModelSpec;
+using testing::TinyTensor;
+
+// The GGUF tensor's elements as floats.
+std::vector<float> gguf_values(const GgufTensorInfo& info) {
+    std::vector<float> values(static_cast<size_t>(info.num_elements));
+    for (int64_t idx = 0; idx < info.num_elements; ++idx) {
+        uint16_t half = 0;
+        switch (info.type) {
+            case DType::kF32: std::memcpy(&values[idx], info.data + idx * 4, 4); break;
+            case DType::kF16: std::memcpy(&half, info.data + idx * 2, 2); values[idx] = fp16_to_fp32(half); break;
+            default: std::memcpy(&half, info.data + idx * 2, 2); values[idx] = bf16_to_fp32(half); break;
+        }
+    }
+    return values;
+}
+
+// Rows of `tensor` in llama's RoPE order, written out from the definition: within each head, GGUF row 2i + j is
+// Hugging Face row j * (d/2) + i.
+std::vector<float> interleave_halves(const TinyTensor& tensor, int64_t num_heads) {
+    const int64_t row_length = tensor.shape[1];
+    const int64_t head_rows = tensor.shape[0] / num_heads;
+    std::vector<float> out;
+    for (int64_t head = 0; head < num_heads; ++head) {
+        for (int64_t pair = 0; pair < head_rows / 2; ++pair) {
+            for (int64_t half = 0; half < 2; ++half) {
+                const int64_t source = head * head_rows + half * (head_rows / 2) + pair;
+                out.insert(out.end(), tensor.values.begin() + source * row_length,
+                           tensor.values.begin() + (source + 1) * row_length);
+            }
+        }
+    }
+    return out;
+}
+
+class ConvertTiny : public ::testing::Test {
+protected:
+    void SetUp() override { dir_ = testing::scratch_dir(testing::current_test_name()); }
+
+    fs::path hf_dir() const { return dir_ / "hf"; }
+    std::string out_path() const { return (dir_ / "out.gguf").string(); }
+
+    Result<ConvertSummary> convert(DType type = DType::kF32) {
+        return convert_hf_to_gguf(hf_dir().string(), out_path(), ConvertOptions{type});
+    }
+
+    std::unique_ptr<GgufFile> convert_and_open(DType type = DType::kF32) {
+        auto summary = convert(type);
+        EXPECT_TRUE(summary.is_ok()) << summary.status().message();
+        auto file = GgufFile::open(out_path());
+        EXPECT_TRUE(file.is_ok()) << file.status().message();
+        return file.is_ok() ? std::move(file).value() : nullptr;
+    }
+
+    // The conversion fails with `needle` in its message and leaves no output behind.
+    void expect_failure(const std::string& needle) {
+        auto summary = convert();
+        ASSERT_FALSE(summary.is_ok()) << "expected an error containing '" << needle << "'";
+        EXPECT_NE(summary.status().message().find(needle), std::string::npos) << summary.status().message();
+        EXPECT_FALSE(fs::exists(out_path()));
+        EXPECT_FALSE(fs::exists(out_path() + ".part"));
+    }
+
+    fs::path dir_;
+};
+
+TEST_F(ConvertTiny, LlamaTensorsMetadataAndRowOrder) {
+    const TinyModelSpec spec;
+    const auto tensors = testing::write_tiny_model(hf_dir(), spec);
+    auto file = convert_and_open();
+    ASSERT_NE(file, nullptr);
+    EXPECT_EQ(file->get_string("general.architecture"), "llama");
+    EXPECT_EQ(file->get_int("llama.embedding_length"), 16);
+    EXPECT_EQ(file->get_int("llama.attention.head_count_kv"), 2);
+    EXPECT_EQ(file->get_int("llama.context_length"), 64);
+    EXPECT_EQ(file->get_int("llama.rope.dimension_count"), 4);
+    EXPECT_EQ(file->get_string("tokenizer.ggml.model"), "gpt2");
+    EXPECT_EQ(file->get_int("tokenizer.ggml.bos_token_id"), 1);
+    ASSERT_EQ(file->tensors().size(), tensors.size());
+    const HfConfig config = parse_hf_config(testing::tiny_config(spec).dump(), "config.json").value();
+    for (const TensorPlan& plan : plan_tensors(config)) {
+        const GgufTensorInfo* info = file->find_tensor(plan.gguf_name);
+        ASSERT_NE(info, nullptr) << plan.gguf_name;
+        const TinyTensor& source = tensors.at(plan.hf_name);
+        EXPECT_EQ(gguf_values(*info), plan.rope_heads > 0 ? interleave_halves(source, plan.rope_heads) : source.values)
+            << plan.gguf_name;
+    }
+    const GgufTensorInfo* q = file->find_tensor("blk.1.attn_q.weight");
+    ASSERT_NE(q, nullptr);
+    EXPECT_EQ(q->dims, (std::vector<int64_t>{16, 16}));
+    EXPECT_EQ(gguf_values(*q), interleave_halves(tensors.at("model.layers.1.self_attn.q_proj.weight"), 4));
+    const GgufTensorInfo* k = file->find_tensor("blk.0.attn_k.weight");
+    ASSERT_NE(k, nullptr);
+    EXPECT_EQ(k->dims, (std::vector<int64_t>{16, 8}));
+    EXPECT_EQ(gguf_values(*k), interleave_halves(tensors.at("model.layers.0.self_attn.k_proj.weight"), 2));
+    EXPECT_EQ(gguf_values(*file->find_tensor("blk.0.attn_v.weight")),
+              tensors.at("model.layers.0.self_attn.v_proj.weight").values);
+    EXPECT_EQ(file->find_tensor("blk.1.ffn_down.weight")->dims, (std::vector<int64_t>{24, 16}));
+    EXPECT_EQ(gguf_values(*file->find_tensor("output.weight")), tensors.at("lm_head.weight").values);
+    EXPECT_EQ(gguf_values(*file->find_tensor("blk.0.ffn_norm.weight")),
+              tensors.at("model.layers.0.post_attention_layernorm.weight").values);
+
+    auto model = Model::load(out_path());
+    ASSERT_TRUE(model.is_ok()) << model.status().message();
+    EXPECT_EQ(model.value()->hparams().vocab_size, 8);
+    EXPECT_EQ(model.value()->hparams().num_kv_heads, 2);
+}
+
+TEST_F(ConvertTiny, HalfWeightTypesRoundEveryMatrix) {
+    TinyModelSpec spec;
+    spec.matrix_dtype = "BF16";
+    const auto tensors = testing::write_tiny_model(hf_dir(), spec);
+    for (DType type : {DType::kF16, DType::kBF16}) {
+        auto file = convert_and_open(type);
+        ASSERT_NE(file, nullptr);
+        EXPECT_EQ(file->get_int("general.file_type"), type == DType::kF16 ? 1 : 32);
+        const GgufTensorInfo* up = file->find_tensor("blk.0.ffn_up.weight");
+        ASSERT_EQ(up->type, type);
+        const std::vector<float>& source = tensors.at("model.layers.0.mlp.up_proj.weight").values;
+        std::vector<float> expected;
+        for (float value : source) {
+            expected.push_back(type == DType::kF16 ? fp16_to_fp32(fp32_to_fp16(value)) : value);  // bf16 is exact
+        }
+        EXPECT_EQ(gguf_values(*up), expected);
+        EXPECT_EQ(file->find_tensor("blk.0.attn_norm.weight")->type, DType::kF32);
+        EXPECT_TRUE(Model::load(out_path()).is_ok());
+    }
+}
+
+TEST_F(ConvertTiny, Qwen2KeepsRowOrderAndAddsBiases) {
+    TinyModelSpec spec;
+    spec.architecture = "Qwen2ForCausalLM";
+    spec.tie = true;
+    const auto tensors = testing::write_tiny_model(hf_dir(), spec);
+    auto file = convert_and_open();
+    ASSERT_NE(file, nullptr);
+    EXPECT_EQ(file->get_string("general.architecture"), "qwen2");
+    EXPECT_EQ(gguf_values(*file->find_tensor("blk.1.attn_q.weight")),
+              tensors.at("model.layers.1.self_attn.q_proj.weight").values);
+    EXPECT_EQ(gguf_values(*file->find_tensor("blk.1.attn_k.bias")),
+              tensors.at("model.layers.1.self_attn.k_proj.bias").values);
+    EXPECT_EQ(file->find_tensor("output.weight"), nullptr);  // tied
+    auto model = Model::load(out_path());
+    ASSERT_TRUE(model.is_ok()) << model.status().message();
+    EXPECT_TRUE(model.value()->weights().output_tied);
+}
+
+TEST_F(ConvertTiny, ShardedCheckpointConvertsLikeOneFile) {
+    const auto tensors = testing::write_tiny_model(hf_dir(), {});
+    ASSERT_TRUE(convert().is_ok());
+    std::ifstream single_stream(out_path(), std::ios::binary);
+    const std::string single((std::istreambuf_iterator<char>(single_stream)), {});
+    fs::remove(hf_dir() / "model.safetensors");
+    std::map<std::string, TinyTensor> first, second;
+    nlohmann::json weight_map;
+    for (const auto& [name, tensor] : tensors) {
+        const bool in_first = name.find("layers.1.") == std::string::npos;
+        (in_first ? first : second)[name] = tensor;
+        weight_map[name] = in_first ? "model-00001-of-00002.safetensors" : "model-00002-of-00002.safetensors";
+    }
+    testing::write_bytes(hf_dir() / "model-00001-of-00002.safetensors", testing::safetensors_of(first));
+    testing::write_bytes(hf_dir() / "model-00002-of-00002.safetensors", testing::safetensors_of(second));
+    testing::write_text(hf_dir() / "model.safetensors.index.json", nlohmann::json{{"weight_map", weight_map}}.dump());
+    ASSERT_TRUE(convert().is_ok());
+    std::ifstream sharded_stream(out_path(), std::ios::binary);
+    const std::string sharded((std::istreambuf_iterator<char>(sharded_stream)), {});
+    EXPECT_TRUE(single == sharded) << "sharded input gave a different file";
+}
+
+TEST_F(ConvertTiny, RopeScalingBecomesTensorOrMetadata) {
+    testing::write_tiny_model(hf_dir(), {});
+    nlohmann::json config = testing::tiny_config({});
+    config["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 1.0},
+                              {"high_freq_factor", 4.0}, {"original_max_position_embeddings", 16}};
+    testing::write_text(hf_dir() / "config.json", config.dump());
+    auto file = convert_and_open();
+    ASSERT_NE(file, nullptr);
+    const GgufTensorInfo* freqs = file->find_tensor("rope_freqs.weight");
+    ASSERT_NE(freqs, nullptr);
+    EXPECT_EQ(gguf_values(*freqs), llama3_rope_factors(4, 10000.0f, 8.0f, 1.0f, 4.0f, 16));
+    EXPECT_TRUE(Model::load(out_path()).is_ok());
+    config["rope_scaling"] = {{"type", "linear"}, {"factor", 4.0}};
+    testing::write_text(hf_dir() / "config.json", config.dump());
+    file = convert_and_open();
+    ASSERT_NE(file, nullptr);
+    EXPECT_EQ(file->get_string("llama.rope.scaling.type"), "linear");
+    EXPECT_EQ(file->get_float("llama.rope.scaling.factor"), 4.0);
+    auto model = Model::load(out_path());
+    ASSERT_TRUE(model.is_ok()) << model.status().message();
+    EXPECT_EQ(model.value()->hparams().rope_position_scale, 0.25f);
+}
+
+TEST_F(ConvertTiny, TokenizerConfigSpecialTokensAndTemplate) {
+    testing::write_tiny_model(hf_dir(), {});
+    testing::write_text(hf_dir() / "tokenizer_config.json",
+                        R"({"eos_token": {"content": "<|end|>"}, "bos_token": null, "add_bos_token": false,
+                            "chat_template": "{{ messages }}"})");
+    auto file = convert_and_open();
+    ASSERT_NE(file, nullptr);
+    EXPECT_EQ(file->get_int("tokenizer.ggml.eos_token_id"), 6);  // tokenizer_config.json wins over config.json's 2
+    EXPECT_EQ(file->get_int("tokenizer.ggml.bos_token_id"), 1);
+    EXPECT_EQ(file->get_bool("tokenizer.ggml.add_bos_token"), false);
+    EXPECT_EQ(file->get_string("tokenizer.chat_template"), "{{ messages }}");
+}
+
+TEST_F(ConvertTiny, UnknownArchitecture) {
+    testing::write_tiny_model(hf_dir(), {});
+    nlohmann::json config = testing::tiny_config({});
+    config["architectures"] = {"PhiForCausalLM"};
+    testing::write_text(hf_dir() / "config.json", config.dump());
+    expect_failure("unknown architecture PhiForCausalLM; tern converts llama and qwen2 families");
+}
+
+TEST_F(ConvertTiny, MissingWrongOrExtraTensors) {
+    auto tensors = testing::tiny_tensors({});
+    testing::write_tiny_model(hf_dir(), {});
+    auto rewrite = [&](const std::map<std::string, TinyTensor>& changed) {
+        testing::write_bytes(hf_dir() / "model.safetensors", testing::safetensors_of(changed));
+    };
+    auto missing = tensors;
+    missing.erase("model.layers.1.mlp.up_proj.weight");
+    rewrite(missing);
+    expect_failure("missing tensor 'model.layers.1.mlp.up_proj.weight'");
+    auto wrong = tensors;
+    wrong["model.layers.0.self_attn.k_proj.weight"].shape = {16, 8};
+    rewrite(wrong);
+    expect_failure(
+        "tensor 'model.layers.0.self_attn.k_proj.weight' has shape [16, 8], but config.json implies [8, 16]");
+    auto extra = tensors;
+    extra["model.layers.0.self_attn.o_proj.bias"] = TinyTensor{{16}, std::vector<float>(16, 0.0f), "F32"};
+    rewrite(extra);
+    expect_failure("tensor 'model.layers.0.self_attn.o_proj.bias' has no place in a llama model");
+    auto skipped = tensors;
+    skipped["model.layers.0.self_attn.rotary_emb.inv_freq"] = TinyTensor{{2}, {1.0f, 0.01f}, "F32"};
+    rewrite(skipped);
+    EXPECT_TRUE(convert().is_ok());
+}
+
+TEST_F(ConvertTiny, MissingInputs) {
+    expect_failure("no config.json");
+    testing::write_tiny_model(hf_dir(), {});
+    fs::remove(hf_dir() / "tokenizer.json");
+    expect_failure("no tokenizer.model or tokenizer.json");
+    testing::write_text(hf_dir() / "tokenizer.model", "not a sentencepiece model");
+    expect_failure("not a SentencePiece model");
+    fs::remove(hf_dir() / "tokenizer.model");
+    fs::remove(hf_dir() / "model.safetensors");
+    expect_failure("no model.safetensors or model.safetensors.index.json");
+    testing::write_tiny_model(hf_dir(), {});
+    testing::write_bytes(hf_dir() / "model.safetensors", testing::raw_safetensors("{\"x\": 1}", {}));
+    expect_failure("model.safetensors: invalid safetensors file");
+}
+
+TEST_F(ConvertTiny, OnlyFloatOutputTypes) {
+    testing::write_tiny_model(hf_dir(), {});
+    auto summary = convert(DType::kQ8_0);
+    ASSERT_FALSE(summary.is_ok());
+    EXPECT_NE(summary.status().message().find("f32, f16 or bf16"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tern
