@@ -1,8 +1,12 @@
 // Kernel micro-benchmarks: each matmul on each ISA the CPU has, single-threaded, for one token (decode: GB/s of
 // weights streamed) and 16 tokens (prefill / batched decode: GOP/s), plus attention over 512 cached positions.
+// `shape/...` runs the repacked int8 matmuls on TinyLlama-1.1B's matrices (rows x row length: q/o 2048x2048,
+// gate/up 5632x2048, down 2048x5632, output 32000x2048) at 1..512 tokens: decode, batched decode and prefill.
 #include <benchmark/benchmark.h>
 
+#include <map>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "kernels/kernels.h"
@@ -28,19 +32,28 @@ std::vector<float> random_values(int64_t count) {
     return values;
 }
 
-void bench_matmul(benchmark::State& state, Isa isa, DType type, int64_t num_tokens) {
+// Quantizing and packing a 32000-row matrix takes seconds: each (type, shape) is built once per process.
+Fixture& weights_fixture(DType type, int64_t rows, int64_t length) {
+    static std::map<std::tuple<DType, int64_t, int64_t>, Fixture> fixtures;
+    Fixture& fixture = fixtures[{type, rows, length}];
+    if (fixture.bytes.empty()) {
+        const int64_t stride = row_bytes(type, length);
+        fixture.bytes.resize(static_cast<size_t>(stride * rows));
+        const std::vector<float> values = random_values(rows * length);
+        quantize_rows(type, values.data(), fixture.bytes.data(), rows, length);
+        fixture.weights = pack_weights(MatrixView{type, fixture.bytes.data(), length, rows, stride});
+    }
+    return fixture;
+}
+
+void bench_matmul(benchmark::State& state, Isa isa, DType type, int64_t rows, int64_t length, int64_t num_tokens) {
     const KernelTable* table = kernel_table(isa);
     if (table == nullptr) {
         state.SkipWithError("ISA not supported on this CPU");
         return;
     }
-    const int64_t rows = 4096, length = 4096;  // 16M weights: beyond the caches, as a layer's matrices are
-    Fixture fixture;
-    const int64_t stride = row_bytes(type, length);
-    fixture.bytes.resize(static_cast<size_t>(stride * rows));
-    const std::vector<float> values = random_values(rows * length);
-    quantize_rows(type, values.data(), fixture.bytes.data(), rows, length);
-    fixture.weights = pack_weights(MatrixView{type, fixture.bytes.data(), length, rows, stride});
+    Fixture& fixture = weights_fixture(type, rows, length);
+    const int64_t stride = fixture.weights.view.row_stride;
     fixture.x = random_values(num_tokens * length);
     fixture.y.resize(static_cast<size_t>(num_tokens * rows));
     fixture.scratch.resize(static_cast<size_t>(length));
@@ -89,7 +102,22 @@ void register_all() {
             for (int64_t tokens : {1, 16}) {
                 const std::string name = std::string("matmul/") + isa_name(isa) + "/" + std::string(dtype_name(type)) +
                                          "/tokens:" + std::to_string(tokens);
-                benchmark::RegisterBenchmark(name.c_str(), bench_matmul, isa, type, tokens)->Unit(benchmark::kMillisecond);
+                // 4096 x 4096: 16M weights, beyond L2 as a layer's matrices are
+                benchmark::RegisterBenchmark(name.c_str(), bench_matmul, isa, type, 4096, 4096, tokens)
+                    ->Unit(benchmark::kMillisecond);
+            }
+        }
+        const std::pair<int64_t, int64_t> shapes[] = {{2048, 2048}, {5632, 2048}, {2048, 5632}, {32000, 2048}};
+        for (DType type : {DType::kQ4_0, DType::kQ8_0}) {
+            if (isa == Isa::kRef) break;  // the scalar reference would take minutes per 512-token product
+            for (auto [rows, length] : shapes) {
+                for (int64_t tokens : {1, 4, 16, 64, 512}) {
+                    const std::string name = std::string("shape/") + isa_name(isa) + "/" +
+                                             std::string(dtype_name(type)) + "/" + std::to_string(rows) + "x" +
+                                             std::to_string(length) + "/tokens:" + std::to_string(tokens);
+                    benchmark::RegisterBenchmark(name.c_str(), bench_matmul, isa, type, rows, length, tokens)
+                        ->Unit(benchmark::kMillisecond);
+                }
             }
         }
         benchmark::RegisterBenchmark((std::string("attention/") + isa_name(isa) + "/8x64x512").c_str(), bench_attention,

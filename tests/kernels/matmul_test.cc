@@ -20,7 +20,10 @@ struct Shape {
     int64_t num_tokens;
 };
 
-const Shape kShapes[] = {{1, 32, 1}, {15, 64, 3}, {16, 96, 4}, {17, 32, 5}, {33, 256, 9}, {100, 2048, 1}, {48, 512, 16}};
+// Odd row counts, 1..64 tokens (each token-tile width of the SIMD kernels and uneven tile splits), and more row
+// groups than one panel of the tiled kernels.
+const Shape kShapes[] = {{1, 32, 1},   {15, 64, 3},   {16, 96, 4},  {17, 32, 5},  {33, 256, 9},  {100, 2048, 1},
+                         {48, 512, 16}, {40, 96, 2},  {56, 64, 6},  {24, 32, 7},  {403, 64, 13}, {30, 64, 64}};
 
 std::vector<float> random_values(int64_t count, uint32_t seed, float scale = 1.0f) {
     std::mt19937 generator(seed);
@@ -120,6 +123,29 @@ TEST_P(MatmulTest, EveryIsaEqualsReference) {
         }
     }
     if (num_checked == 0) GTEST_SKIP() << "this CPU has no SIMD kernel set";
+}
+
+// Threads each take a range of row groups: any split must give the same bits as one call over all of them.
+TEST_P(MatmulTest, SplitWorkUnitsEqualOneCall) {
+    const Shape shape{403, 256, 13};  // 256: a whole Q6_K block
+    const TestMatrix matrix = make_matrix(GetParam(), shape, 31);
+    const PackedWeights packed = pack_weights(matrix.view);
+    const std::vector<float> x = random_values(shape.num_tokens * shape.row_length, 32);
+    for (Isa isa : {Isa::kRef, Isa::kAvx2, Isa::kAvx512}) {
+        const KernelTable* table = kernel_table(isa);
+        if (table == nullptr) continue;
+        SCOPED_TRACE(isa_name(isa));
+        Activations activations;
+        const std::vector<float> whole = run(*table, packed, x, shape, &activations);
+        const int64_t num_units = packed.num_work_units();
+        for (int64_t split : {int64_t{1}, int64_t{5}, num_units / 2 + 1, num_units - 1}) {
+            std::vector<float> y(whole.size(), -1.0f);
+            std::vector<float> scratch(static_cast<size_t>(shape.row_length));
+            matmul(*table, packed, activations, 0, split, y.data(), shape.num_rows, scratch.data());
+            matmul(*table, packed, activations, split, num_units, y.data(), shape.num_rows, scratch.data());
+            EXPECT_EQ(y, whole) << "split at " << split;
+        }
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, MatmulTest, ::testing::Values(DType::kQ4_0, DType::kQ8_0, DType::kQ6_K, DType::kF32,

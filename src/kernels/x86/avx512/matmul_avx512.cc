@@ -1,106 +1,15 @@
-// AVX-512 (F, BW, VL, VNNI) kernels. This file alone is compiled with those flags; nothing here runs unless
-// CPUID reported them (kernels/dispatch.cc).
-//
-// Packed int8 matmul: a 64-byte load holds 4 consecutive weights of 16 rows (kernels/packed_weights.h); vpdpbusd
-// with 4 activation bytes broadcast adds their products into 16 per-row sums. Per 32-value block:
-//   y_row += d_w[row] * (d_a * dot_row - offset * sum_a)
-// Tokens are processed in tiles so each weight load serves the whole tile (prefill, batched decode).
+// AVX-512 (F, BW, VL, VNNI) kernels and the AVX-512 dispatch table. This file alone is compiled with those flags;
+// nothing here runs unless CPUID reported them (kernels/dispatch.cc). The packed int8 matmuls are in
+// packed_matmul_avx512.cc.
 #include <immintrin.h>
 
 #include <cstring>
 
 #include "kernels/kernels.h"
+#include "kernels/x86/avx512/packed_matmul_avx512.h"
 
 namespace tern::kernels::avx512 {
 namespace {
-
-inline __m512i broadcast_4_bytes(const int8_t* source) {
-    int32_t value;
-    std::memcpy(&value, source, 4);
-    return _mm512_set1_epi32(value);
-}
-
-inline void store_rows(float* destination, __m512 values, int64_t num_valid) {
-    if (num_valid >= 16) {
-        _mm512_storeu_ps(destination, values);
-    } else {
-        _mm512_mask_storeu_ps(destination, static_cast<__mmask16>((1u << num_valid) - 1), values);
-    }
-}
-
-// Unpacks one group-block's weights into 8 vectors: w[k] holds elements 4k..4k+3 of the 16 rows.
-struct Q4_0x16 {
-    static constexpr int64_t kBlockBytes = kQ4_0x16BlockBytes;
-    static constexpr float kOffset = 8.0f;
-    static void load(const uint8_t* quants, __m512i* w) {
-        const __m512i low_mask = _mm512_set1_epi8(0x0F);
-        for (int chunk = 0; chunk < 4; ++chunk) {
-            const __m512i raw = _mm512_loadu_si512(quants + chunk * 64);
-            w[chunk] = _mm512_and_si512(raw, low_mask);
-            w[chunk + 4] = _mm512_and_si512(_mm512_srli_epi16(raw, 4), low_mask);
-        }
-    }
-};
-
-struct Q8_0x16 {
-    static constexpr int64_t kBlockBytes = kQ8_0x16BlockBytes;
-    static constexpr float kOffset = 128.0f;
-    static void load(const uint8_t* quants, __m512i* w) {
-        for (int chunk = 0; chunk < 8; ++chunk) w[chunk] = _mm512_loadu_si512(quants + chunk * 64);
-    }
-};
-
-template <typename Format, int kTile>
-void matmul_group_tile(const uint8_t* group, int64_t num_blocks, const Activations& activations, int64_t first_token,
-                       float* y, int64_t y_stride, int64_t first_row, int64_t num_valid_rows) {
-    __m512 totals[kTile];
-    for (int tile_idx = 0; tile_idx < kTile; ++tile_idx) totals[tile_idx] = _mm512_setzero_ps();
-    const int64_t length = activations.length;
-    for (int64_t block_idx = 0; block_idx < num_blocks; ++block_idx) {
-        const uint8_t* block = group + block_idx * Format::kBlockBytes;
-        const __m512 weight_scales = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(block)));
-        __m512i w[8];
-        Format::load(block + 32, w);
-        for (int tile_idx = 0; tile_idx < kTile; ++tile_idx) {
-            const int64_t token_idx = first_token + tile_idx;
-            const int8_t* q = activations.q8.data() + token_idx * length + block_idx * 32;
-            // Two independent chains: one chain of 8 dependent vpdpbusd would bound decode by their latency.
-            __m512i dot_low = _mm512_setzero_si512(), dot_high = _mm512_setzero_si512();
-            for (int chunk = 0; chunk < 4; ++chunk) {
-                dot_low = _mm512_dpbusd_epi32(dot_low, w[chunk], broadcast_4_bytes(q + 4 * chunk));
-                dot_high = _mm512_dpbusd_epi32(dot_high, w[chunk + 4], broadcast_4_bytes(q + 16 + 4 * chunk));
-            }
-            const __m512i dot = _mm512_add_epi32(dot_low, dot_high);
-            const int64_t scale_idx = token_idx * num_blocks + block_idx;
-            const __m512 term = _mm512_fmsub_ps(_mm512_cvtepi32_ps(dot), _mm512_set1_ps(activations.scale[scale_idx]),
-                                                _mm512_set1_ps(Format::kOffset * activations.sum[scale_idx]));
-            totals[tile_idx] = _mm512_fmadd_ps(weight_scales, term, totals[tile_idx]);
-        }
-    }
-    for (int tile_idx = 0; tile_idx < kTile; ++tile_idx) {
-        store_rows(y + (first_token + tile_idx) * y_stride + first_row, totals[tile_idx], num_valid_rows);
-    }
-}
-
-template <typename Format>
-void matmul_packed(const PackedWeights& weights, const Activations& activations, int64_t group_begin,
-                   int64_t group_end, float* y, int64_t y_stride) {
-    constexpr int kTile = 4;
-    const int64_t num_blocks = weights.view.row_length / 32;
-    for (int64_t group_idx = group_begin; group_idx < group_end; ++group_idx) {
-        const int64_t first_row = group_idx * kPackRows;
-        const int64_t num_valid = weights.view.num_rows - first_row;
-        int64_t token_idx = 0;
-        for (; token_idx + kTile <= activations.num_tokens; token_idx += kTile) {
-            matmul_group_tile<Format, kTile>(weights.group(group_idx), num_blocks, activations, token_idx, y, y_stride,
-                                             first_row, num_valid);
-        }
-        for (; token_idx < activations.num_tokens; ++token_idx) {
-            matmul_group_tile<Format, 1>(weights.group(group_idx), num_blocks, activations, token_idx, y, y_stride,
-                                         first_row, num_valid);
-        }
-    }
-}
 
 inline float dot_f32(const float* a, const float* b, int64_t length) {
     __m512 sum0 = _mm512_setzero_ps(), sum1 = _mm512_setzero_ps();
@@ -181,8 +90,8 @@ const KernelTable* table() {
     static const KernelTable kTable = [] {
         KernelTable kernels;
         kernels.isa = Isa::kAvx512;
-        kernels.matmul_q4_0x16 = matmul_packed<Q4_0x16>;
-        kernels.matmul_q8_0x16 = matmul_packed<Q8_0x16>;
+        kernels.matmul_q4_0x16 = matmul_q4_0x16;
+        kernels.matmul_q8_0x16 = matmul_q8_0x16;
         kernels.matmul_f32 = matmul_f32;
         kernels.matmul_f16 = matmul_f16;
         kernels.matmul_q6_k = matmul_q6_k;

@@ -1,0 +1,281 @@
+// AVX-512 VNNI micro-kernels for the repacked int8 matmuls. Compiled alone with AVX-512 flags; nothing here runs
+// unless CPUID reported them (kernels/dispatch.cc).
+//
+// A 64-byte load holds 4 consecutive weights of 16 rows (kernels/packed_weights.h); vpdpbusd with 4 activation
+// bytes broadcast adds their products into 16 per-row sums. Per 32-value block b, row r and token t:
+//   y[t][r] += d_w[r][b] * (d_a[t][b] * dot - offset * sum_a[t][b])
+// The micro-kernel computes kGroups groups (16 rows each) x kTokens tokens. This CPU class issues two vpdpbusd per
+// cycle but only two vector loads (broadcasts included), so the tile is shaped to need well under one load per
+// vpdpbusd: each activation broadcast feeds kGroups vpdpbusd and each weight vector kTokens. Its kGroups * kTokens
+// int32 chains (vpdpbusd's latency is about 4 cycles, so 8 or more keep it busy) and float totals fill the 32 vector
+// registers. The float work per block, group and token is convert, fmsub and fma; offset * sum_a is computed once
+// per call so that the inner loop only broadcasts it.
+//
+// Tokens are split into balanced tiles of at most kMaxTile; a panel of groups that fits in L2 stays there while
+// every token tile passes over it, so each activation byte is fetched from L2/L3 once per panel, not once per group.
+#include "kernels/x86/avx512/packed_matmul_avx512.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+namespace tern::kernels::avx512 {
+namespace {
+
+constexpr int kMaxTile = 6;
+// Groups per register tile for a tile of n >= 2 tokens: 2 x 6, 2 x 5, 3 x 4, 4 x 3, 4 x 2 keep the tile at 20-24
+// accumulators (one token takes decode_group).
+constexpr int groups_per_tile(int num_tokens) { return num_tokens >= 5 ? 2 : num_tokens == 4 ? 3 : 4; }
+// How far ahead of each group's weights the tile kernels prefetch.
+constexpr int64_t kPrefetchBytes = 2048;
+// A panel of groups is this many weight bytes: it stays in L2 while all token tiles pass over it.
+constexpr int64_t kPanelBytes = 256 * 1024;
+
+inline __m512i broadcast_4_bytes(const int8_t* source) {
+    int32_t value;
+    std::memcpy(&value, source, 4);
+    return _mm512_set1_epi32(value);
+}
+
+// The 16 fp16 weight scales at the start of a group-block.
+inline __m512 load_scales(const uint8_t* block) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(block)));
+}
+
+// The activations' per-block scales of one call reordered for the micro-kernel: within each token tile, block by
+// block, the tile's tokens one after another, so that the micro-kernel reads them at constant offsets from two
+// pointers that advance by one block each step. The 8-bit values stay where they are (token t of a tile at a
+// constant stride from the tile's first token).
+//   scale[first_token * num_blocks + block * n + t]       d_a of block `block`, token t of the tile of n tokens
+//   offset_sum[first_token * num_blocks + block * n + t]  offset * sum_a
+struct TiledScales {
+    std::vector<float> scale;
+    std::vector<float> offset_sum;
+};
+
+// Token tiles of at most kMaxTile, balanced: 16 tokens run as 6 + 5 + 5, not 6 + 6 + 4.
+struct TilePlan {
+    int64_t num_tokens;
+    int64_t num_tiles;
+    int64_t tile_begin(int64_t tile_idx) const { return tile_idx * num_tokens / num_tiles; }
+};
+
+TilePlan plan_tiles(int64_t num_tokens) { return TilePlan{num_tokens, (num_tokens + kMaxTile - 1) / kMaxTile}; }
+
+// Each thread reorders the scales for itself (once per call; 2 floats per 32 activations): no thread waits for
+// another.
+const TiledScales& tile_scales(const Activations& activations, const TilePlan& plan, float offset) {
+    thread_local TiledScales tiled;  // grows to the largest input, then reused
+    const int64_t num_blocks = activations.num_blocks(), num_scales = activations.num_tokens * num_blocks;
+    if (static_cast<int64_t>(tiled.scale.size()) < num_scales) {
+        tiled.scale.resize(static_cast<size_t>(num_scales));
+        tiled.offset_sum.resize(static_cast<size_t>(num_scales));
+    }
+    for (int64_t tile_idx = 0; tile_idx < plan.num_tiles; ++tile_idx) {
+        const int64_t first = plan.tile_begin(tile_idx), count = plan.tile_begin(tile_idx + 1) - first;
+        for (int64_t t = 0; t < count; ++t) {
+            const float* scale = activations.scale.data() + (first + t) * num_blocks;
+            const float* sum = activations.sum.data() + (first + t) * num_blocks;
+            float* tiled_scale = tiled.scale.data() + first * num_blocks + t;
+            float* tiled_offset_sum = tiled.offset_sum.data() + first * num_blocks + t;
+            for (int64_t block = 0; block < num_blocks; ++block) {
+                tiled_scale[block * count] = scale[block];
+                tiled_offset_sum[block * count] = offset * sum[block];
+            }
+        }
+    }
+    return tiled;
+}
+
+// chunk(quants, k) is the weight vector of elements 4k..4k+3 of the block's 16 rows, as unsigned bytes. Q4_0x16
+// loads its 64 bytes of nibbles twice (low for k < 4, high for k >= 4) rather than holding them in a register.
+struct Q4_0x16 {
+    static constexpr int64_t kBlockBytes = kQ4_0x16BlockBytes;
+    static constexpr float kOffset = 8.0f;
+    static __m512i chunk(const uint8_t* quants, int k) {
+        const __m512i low_mask = _mm512_set1_epi8(0x0F);
+        const __m512i raw = _mm512_loadu_si512(quants + (k % 4) * 64);
+        return k < 4 ? _mm512_and_si512(raw, low_mask) : _mm512_and_si512(_mm512_srli_epi16(raw, 4), low_mask);
+    }
+};
+
+struct Q8_0x16 {
+    static constexpr int64_t kBlockBytes = kQ8_0x16BlockBytes;
+    static constexpr float kOffset = 128.0f;
+    static __m512i chunk(const uint8_t* quants, int k) { return _mm512_loadu_si512(quants + k * 64); }
+};
+
+// Where a tile reads and writes.
+struct TileArgs {
+    const PackedWeights* weights;
+    const int8_t* q8;  // the activations' 8-bit values, `length` per token
+    int64_t length;
+    int64_t num_blocks;
+    const TiledScales* tiled;
+    float* y;
+    int64_t y_stride;
+};
+
+// y[token][16 rows of the group], without the rows past the matrix's end.
+inline void store_rows(const TileArgs& args, int64_t group_idx, int64_t token, __m512 values) {
+    const int64_t first_row = group_idx * kPackRows, num_valid = args.weights->view.num_rows - first_row;
+    float* destination = args.y + token * args.y_stride + first_row;
+    if (num_valid >= 16) {
+        _mm512_storeu_ps(destination, values);
+    } else {
+        _mm512_mask_storeu_ps(destination, static_cast<__mmask16>((1u << num_valid) - 1), values);
+    }
+}
+
+// The hardware prefetcher follows one stream well but falls behind on kGroups interleaved ones. Prefetches past the
+// end of the weights are harmless (they never fault).
+template <typename Format, int kGroups>
+inline void prefetch_blocks(const uint8_t* block, int64_t group_bytes) {
+    for (int g = 0; g < kGroups; ++g) {
+        for (int64_t line = 0; line < (Format::kBlockBytes + 63) / 64; ++line) {
+            _mm_prefetch(reinterpret_cast<const char*>(block + g * group_bytes + kPrefetchBytes + line * 64),
+                         _MM_HINT_T0);
+        }
+    }
+}
+
+// Rows [16 * group_idx, +16 * kGroups) x tokens [first_token, +kTokens) over every block. With fewer than 8 chains
+// each is split in two (even and odd chunks) so that vpdpbusd's latency does not bound the tile.
+template <typename Format, int kGroups, int kTokens>
+void tile_kernel(const TileArgs& args, int64_t group_idx, int64_t first_token) {
+    constexpr int kChains = kGroups * kTokens < 8 ? 2 : 1;
+    const int64_t group_bytes = args.weights->group_bytes, length = args.length;
+    const uint8_t* group = args.weights->group(group_idx);
+    const int8_t* q = args.q8 + first_token * length;
+    const float* scale = args.tiled->scale.data() + first_token * args.num_blocks;
+    const float* offset_sum = args.tiled->offset_sum.data() + first_token * args.num_blocks;
+    __m512 totals[kGroups][kTokens];
+    for (auto& row : totals) for (__m512& total : row) total = _mm512_setzero_ps();
+    for (int64_t block_idx = 0; block_idx < args.num_blocks; ++block_idx) {
+        const uint8_t* block = group + block_idx * Format::kBlockBytes;
+        prefetch_blocks<Format, kGroups>(block, group_bytes);
+        __m512i dots[kChains][kGroups][kTokens];
+        for (auto& chain : dots) for (auto& row : chain) for (__m512i& dot : row) dot = _mm512_setzero_si512();
+#pragma GCC unroll 8
+        for (int k = 0; k < 8; ++k) {
+            __m512i w[kGroups];
+            for (int g = 0; g < kGroups; ++g) w[g] = Format::chunk(block + g * group_bytes + 32, k);
+#pragma GCC unroll 8
+            for (int t = 0; t < kTokens; ++t) {
+                const __m512i a = broadcast_4_bytes(q + t * length + 4 * k);
+                for (int g = 0; g < kGroups; ++g) {
+                    dots[k % kChains][g][t] = _mm512_dpbusd_epi32(dots[k % kChains][g][t], w[g], a);
+                }
+            }
+        }
+        __m512 weight_scales[kGroups];
+        for (int g = 0; g < kGroups; ++g) weight_scales[g] = load_scales(block + g * group_bytes);
+#pragma GCC unroll 8
+        for (int t = 0; t < kTokens; ++t) {
+            const __m512 activation_scale = _mm512_set1_ps(scale[t]), offset = _mm512_set1_ps(offset_sum[t]);
+            for (int g = 0; g < kGroups; ++g) {
+                const __m512i dot = kChains == 2 ? _mm512_add_epi32(dots[0][g][t], dots[kChains - 1][g][t])
+                                                 : dots[0][g][t];
+                const __m512 term = _mm512_fmsub_ps(_mm512_cvtepi32_ps(dot), activation_scale, offset);
+                totals[g][t] = _mm512_fmadd_ps(weight_scales[g], term, totals[g][t]);
+            }
+        }
+        q += 32;
+        scale += kTokens;
+        offset_sum += kTokens;
+    }
+    for (int g = 0; g < kGroups; ++g) {
+        for (int t = 0; t < kTokens; ++t) store_rows(args, group_idx + g, first_token + t, totals[g][t]);
+    }
+}
+
+// One token (decode): one group at a time, so the weights stream in one sequential pass, which is what the hardware
+// prefetcher follows best; two chains per block hide vpdpbusd's latency.
+template <typename Format>
+void decode_group(const TileArgs& args, int64_t group_idx, int64_t token) {
+    const uint8_t* group = args.weights->group(group_idx);
+    const int8_t* q = args.q8 + token * args.length;
+    const float* scale = args.tiled->scale.data() + token * args.num_blocks;
+    const float* offset_sum = args.tiled->offset_sum.data() + token * args.num_blocks;
+    __m512 total = _mm512_setzero_ps();
+    for (int64_t block_idx = 0; block_idx < args.num_blocks; ++block_idx) {
+        const uint8_t* block = group + block_idx * Format::kBlockBytes;
+        __m512i w[8];
+        for (int k = 0; k < 8; ++k) w[k] = Format::chunk(block + 32, k);
+        __m512i dot_low = _mm512_setzero_si512(), dot_high = _mm512_setzero_si512();
+        for (int k = 0; k < 4; ++k) {
+            dot_low = _mm512_dpbusd_epi32(dot_low, w[k], broadcast_4_bytes(q + 32 * block_idx + 4 * k));
+            dot_high = _mm512_dpbusd_epi32(dot_high, w[k + 4], broadcast_4_bytes(q + 32 * block_idx + 16 + 4 * k));
+        }
+        const __m512 term = _mm512_fmsub_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(dot_low, dot_high)),
+                                            _mm512_set1_ps(scale[block_idx]), _mm512_set1_ps(offset_sum[block_idx]));
+        total = _mm512_fmadd_ps(load_scales(block), term, total);
+    }
+    store_rows(args, group_idx, token, total);
+}
+
+using TileFn = void (*)(const TileArgs&, int64_t group_idx, int64_t first_token);
+
+// For a tile of n tokens: the kernel over num_groups groups, and over one group for the rest of a panel.
+struct TileKernels {
+    TileFn wide;
+    TileFn single;
+    int num_groups;
+};
+
+template <typename Format, int kTokens>
+constexpr TileKernels tile_kernels() {
+    if constexpr (kTokens == 1) {
+        return {decode_group<Format>, decode_group<Format>, 1};
+    } else {
+        constexpr int kGroups = groups_per_tile(kTokens);
+        return {tile_kernel<Format, kGroups, kTokens>, tile_kernel<Format, 1, kTokens>, kGroups};
+    }
+}
+
+// Entry n is for tiles of n tokens (entry 0 is unused).
+template <typename Format, int... kCounts>
+constexpr std::array<TileKernels, sizeof...(kCounts) + 1> tile_table(std::integer_sequence<int, kCounts...>) {
+    return {TileKernels{}, tile_kernels<Format, kCounts + 1>()...};
+}
+
+template <typename Format>
+void matmul_packed(const PackedWeights& weights, const Activations& activations, int64_t group_begin,
+                   int64_t group_end, float* y, int64_t y_stride) {
+    static constexpr auto kTiles = tile_table<Format>(std::make_integer_sequence<int, kMaxTile>{});
+    const TilePlan plan = plan_tiles(activations.num_tokens);
+    const TileArgs args{&weights, activations.q8.data(), activations.length, activations.num_blocks(),
+                        &tile_scales(activations, plan, Format::kOffset), y, y_stride};
+    // A multiple of 12 groups, so that tiles of 2, 3 and 4 groups all divide it.
+    const int64_t panel_groups = std::max<int64_t>(12, kPanelBytes / weights.group_bytes / 12 * 12);
+    for (int64_t panel_begin = group_begin; panel_begin < group_end; panel_begin += panel_groups) {
+        const int64_t panel_end = std::min(group_end, panel_begin + panel_groups);
+        for (int64_t tile_idx = 0; tile_idx < plan.num_tiles; ++tile_idx) {
+            const int64_t first_token = plan.tile_begin(tile_idx);
+            const TileKernels& tile = kTiles[static_cast<size_t>(plan.tile_begin(tile_idx + 1) - first_token)];
+            int64_t group_idx = panel_begin;
+            for (; group_idx + tile.num_groups <= panel_end; group_idx += tile.num_groups) {
+                tile.wide(args, group_idx, first_token);
+            }
+            for (; group_idx < panel_end; ++group_idx) tile.single(args, group_idx, first_token);
+        }
+    }
+}
+
+}  // namespace
+
+void matmul_q4_0x16(const PackedWeights& weights, const Activations& activations, int64_t group_begin,
+                    int64_t group_end, float* y, int64_t y_stride) {
+    matmul_packed<Q4_0x16>(weights, activations, group_begin, group_end, y, y_stride);
+}
+
+void matmul_q8_0x16(const PackedWeights& weights, const Activations& activations, int64_t group_begin,
+                    int64_t group_end, float* y, int64_t y_stride) {
+    matmul_packed<Q8_0x16>(weights, activations, group_begin, group_end, y, y_stride);
+}
+
+}  // namespace tern::kernels::avx512
