@@ -97,11 +97,11 @@ std::optional<ChoiceDelta> ChoiceRunner::next(std::chrono::milliseconds timeout)
     return std::nullopt;
 }
 
+// Each token as its piece, leading space included (decode() would drop it from a lone first piece), so that the
+// tokens of a choice spell its text.
 TokenLogprob ChoiceRunner::to_logprob(int32_t token, const engine::TokenLogprobs& logprobs) const {
-    TokenLogprob item{context_.tokenizer.decode(std::vector<int32_t>{token}), logprobs.logprob, {}};
-    for (const auto& [id, logprob] : logprobs.top) {
-        item.top.emplace_back(context_.tokenizer.decode(std::vector<int32_t>{id}), logprob);
-    }
+    TokenLogprob item{context_.tokenizer.token_to_piece(token), logprobs.logprob, {}};
+    for (const auto& [id, logprob] : logprobs.top) item.top.emplace_back(context_.tokenizer.token_to_piece(id), logprob);
     return item;
 }
 

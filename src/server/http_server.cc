@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <nlohmann/json.hpp>
 
@@ -10,6 +11,8 @@ namespace tern::server {
 namespace {
 
 using nlohmann::json;
+
+constexpr int kListenBacklog = 4096;  // connections waiting for accept(); the kernel caps it at net.core.somaxconn
 
 void send_json(httplib::Response& response, int status, const json& body) {
     response.status = status;
@@ -25,6 +28,12 @@ HttpServer::HttpServer(HttpOptions options, std::function<std::string()> render_
       http_(std::make_unique<httplib::Server>()) {
     const int num_threads = options_.num_threads;
     http_->new_task_queue = [num_threads] { return new httplib::ThreadPool(static_cast<size_t>(num_threads)); };
+    // cpp-httplib listens with a backlog of 5: a burst of clients overflows it and the kernel drops their
+    // connections. Keep the listening socket so that bind() can listen again with a deeper queue (Linux resizes it).
+    http_->set_socket_options([this](socket_t sock) {
+        httplib::default_socket_options(sock);
+        listen_socket_ = sock;
+    });
     http_->set_payload_max_length(options_.max_body_bytes);
     http_->set_read_timeout(options_.read_timeout_s, 0);
     http_->set_write_timeout(options_.write_timeout_s, 0);
@@ -43,6 +52,7 @@ Status HttpServer::bind() {
         return Status(StatusCode::kUnavailable,
                       fmt::format("cannot listen on {}:{} (in use? choose another --port)", options_.host, options_.port));
     }
+    if (listen_socket_ >= 0) ::listen(listen_socket_, kListenBacklog);
     return Status::ok();
 }
 

@@ -63,6 +63,7 @@ private:
     std::unique_ptr<httplib::Server> http_;
     std::atomic<bool> ready_{false};
     int port_ = 0;
+    int listen_socket_ = -1;
 };
 
 }  // namespace tern::server

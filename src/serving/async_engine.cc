@@ -116,32 +116,33 @@ AsyncEngineStats AsyncEngine::stats() const {
     return stats;
 }
 
-// Moves new requests and aborts into the engine. Aborted streams close at once; the engine's own abort output (with
-// timings) reaches the finish observer through the next step.
+// Moves new requests and aborts into the engine. New requests are added, and the engine's counts published, under
+// the lock: otherwise submit() could see a request in neither the inbox nor the counts, admit past the queue limit,
+// and the engine would refuse after the client was told 200. Aborted streams close at once; the engine's own abort
+// output (with timings) reaches the finish observer through the next step.
 void AsyncEngine::take_inbox() {
-    std::vector<std::pair<EngineRequest, std::shared_ptr<RequestStream>>> inbox;
     std::vector<RequestId> aborts;
     {
         std::lock_guard lock(mutex_);
-        inbox.swap(inbox_);
-        aborts.swap(aborts_);
+        for (auto& [request, stream] : inbox_) {
+            const RequestId id = request.id;
+            const Status added = engine_->add_request(std::move(request));
+            if (added.is_ok()) {
+                streams_[id] = stream;
+            } else {
+                stream->fail(added);
+                --num_streams_;
+            }
+        }
+        inbox_.clear();
         inbox_tokens_ = 0;
+        stats_.engine = engine_->stats();
+        aborts.swap(aborts_);
         if (abort_all_) {
-            for (const auto& [request, stream] : inbox) aborts.push_back(request.id);
             for (const auto& [id, stream] : streams_) aborts.push_back(id);
         }
     }
     int num_closed = 0;
-    for (auto& [request, stream] : inbox) {
-        const RequestId id = request.id;
-        const Status added = engine_->add_request(std::move(request));
-        if (added.is_ok()) {
-            streams_[id] = stream;
-        } else {
-            stream->fail(added);
-            ++num_closed;
-        }
-    }
     for (RequestId id : aborts) {
         auto found = streams_.find(id);
         if (found == streams_.end() || !engine_->abort(id).is_ok()) continue;

@@ -60,7 +60,9 @@ RunResult run(Model& model, ThreadPool& pool, const EngineConfig& config,
         if (!outputs.is_ok()) break;
         for (const RequestOutput& output : outputs.value()) {
             if (output.token) result.tokens[output.id].push_back(*output.token);
-            if (output.finish_reason) EXPECT_EQ(*output.finish_reason, FinishReason::kLength);
+            if (output.finish_reason) {
+                EXPECT_EQ(*output.finish_reason, FinishReason::kLength);
+            }
         }
     }
     result.stats = engine.value()->stats();

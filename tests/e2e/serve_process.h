@@ -1,0 +1,91 @@
+// `tern serve` as a child process on a free loopback port, for end-to-end tests: started with the caller's flags,
+// ready once /ready answers 200, stopped with SIGTERM. Its stderr (the start-up log and one JSON line per request)
+// goes to a file, for assertions and failure messages. Plus the small HTTP helpers the tests share.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tern::testing {
+
+inline const std::string kStoriesModel = std::string(TERN_SHARED_DIR) + "/models/stories260K/stories260K-f32.gguf";
+
+// The tiny synthetic llama (random weights, q8_0), made once and shared by the tests of this build.
+std::string tiny_model_path();
+
+class ServeProcess {
+public:
+    ServeProcess() = default;
+    ~ServeProcess();  // kills the server if a test left it running
+    ServeProcess(const ServeProcess&) = delete;
+    ServeProcess& operator=(const ServeProcess&) = delete;
+
+    // Runs `tern serve --port 0 ARGS` and waits for /ready. Returns an empty string once ready, else what went
+    // wrong (with the server's log).
+    std::string start(const std::vector<std::string>& args,
+                      std::chrono::milliseconds timeout = std::chrono::seconds(60));
+    int port() const { return port_; }
+    std::string base_url() const;
+    pid_t pid() const { return pid_; }
+
+    void send_signal(int signal) const;
+    // The exit code once the server exits; -1 when a signal ended it, -2 when it outlived `timeout` (then it is
+    // killed).
+    int wait(std::chrono::milliseconds timeout);
+    int stop(std::chrono::milliseconds timeout = std::chrono::seconds(30));  // SIGTERM, then wait()
+    bool running();
+    std::string log() const;  // everything the server wrote to stderr so far
+
+private:
+    pid_t pid_ = -1;
+    int port_ = 0;
+    std::string log_path_;
+};
+
+using HeaderList = std::vector<std::pair<std::string, std::string>>;
+
+struct HttpReply {
+    int status = 0;  // 0: no response (see error)
+    std::string body;
+    std::string retry_after;
+    std::string content_type;
+    std::string error;
+};
+
+HttpReply http_get(int port, const std::string& path, const HeaderList& headers = {});
+HttpReply http_post(int port, const std::string& path, const std::string& body, const HeaderList& headers = {});
+
+struct StreamReply {
+    int status = 0;              // 0: no response
+    std::string retry_after;
+    std::string body;            // the raw bytes received
+    std::vector<std::string> events;  // the data of each SSE event, "[DONE]" included
+    bool done = false;           // "[DONE]" arrived
+    bool dropped = false;        // on_event asked to drop the connection
+    std::string error;           // transport error, if any
+    std::chrono::milliseconds elapsed{0};
+};
+
+// A streamed POST; `on_event` sees each event's data as it arrives and may return false to drop the connection.
+StreamReply post_stream(int port, const std::string& path, const std::string& body,
+                        const std::function<bool(const std::string&)>& on_event = nullptr,
+                        const HeaderList& headers = {});
+
+// The value of one sample in Prometheus text ("name" or "name{labels}" exactly as exposed); NaN when absent.
+double metric_value(const std::string& metrics_text, const std::string& sample);
+
+bool is_valid_utf8(const std::string& text);
+
+// Starts `words` (words[0] is the program's path) as a child with stdin and stdout on /dev/null and stderr to
+// `log_path` (`stdout_too`: stdout as well); returns its pid.
+pid_t spawn_with_log(std::vector<std::string> words, const std::string& log_path, bool stdout_too = false);
+
+// A TCP port that was free a moment ago on 127.0.0.1.
+int free_port();
+
+}  // namespace tern::testing
