@@ -15,6 +15,8 @@ void register_info(CLI::App& app);
 void register_synth(CLI::App& app);
 void register_plan(CLI::App& app);
 void register_convert(CLI::App& app);
+void register_quantize(CLI::App& app);       // apps/cmd_quantize.cc
+void register_eval(CLI::App& app);           // apps/cmd_eval.cc: `eval perplexity`, `eval compare`
 void register_serve(CLI::App& app);           // apps/cmd_serve.cc: the OpenAI-compatible server
 void register_bench(CLI::App& app);           // apps/cmd_bench.cc: the `bench` group
 void register_bench_serve(CLI::App& bench);   // apps/cmd_bench_serve.cc: `bench serve`, `bench compare`

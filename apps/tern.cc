@@ -35,6 +35,8 @@ int main(int argc, char** argv) {
     tern::apps::register_synth(app);
     tern::apps::register_plan(app);
     tern::apps::register_convert(app);
+    tern::apps::register_quantize(app);
+    tern::apps::register_eval(app);
     tern::apps::register_serve(app);
     tern::apps::register_bench(app);
     try {
