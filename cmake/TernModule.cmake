@@ -7,10 +7,11 @@ function(tern_add_module name)
   target_link_libraries(tern_${name} PUBLIC ${ARG_DEPS})
 endfunction()
 
-# tern_add_test(NAME SOURCES ... DEPS ... LABELS ...): a GoogleTest binary whose cases become CTest tests.
+# tern_add_test(NAME SOURCES ... DEPS ... LABELS ... [TIMEOUT S] [RUN_SERIAL]): a GoogleTest binary whose cases
+# become CTest tests; RUN_SERIAL ones run while no other test does (timing comparisons).
 # Tests find shared data at TERN_SHARED_DIR and the CLI at TERN_BINARY.
 function(tern_add_test name)
-  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;DEPS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "RUN_SERIAL" "TIMEOUT" "SOURCES;DEPS;LABELS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest_main GTest::gmock)
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
@@ -21,5 +22,10 @@ function(tern_add_test name)
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 300)
   endif()
-  gtest_discover_tests(${name} PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT} DISCOVERY_TIMEOUT 60)
+  set(serial FALSE)
+  if(ARG_RUN_SERIAL)
+    set(serial TRUE)
+  endif()
+  gtest_discover_tests(${name} PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT} RUN_SERIAL ${serial}
+    DISCOVERY_TIMEOUT 60)
 endfunction()

@@ -60,7 +60,7 @@ Status Engine::add_request(EngineRequest request) {
     RequestState state{Sampler(request.sampling, static_cast<int32_t>(vocab_size)), RequestTimings{},
                        request.num_top_logprobs};
     state.sampler.accept_prompt(request.prompt);
-    state.timings.arrival = Clock::now();
+    state.timings.arrival = request.arrival == Clock::time_point{} ? Clock::now() : request.arrival;
     state.timings.num_prompt_tokens = num_prompt_tokens;
     requests_.insert_or_assign(request.id, std::move(state));
     counters_.num_prompt_tokens += num_prompt_tokens;

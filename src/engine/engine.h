@@ -34,6 +34,9 @@ struct EngineRequest {
     SamplingParams sampling;
     std::vector<int32_t> stop_tokens;  // e.g. EOS; sampling one ends the request (it is reported as its last token)
     int num_top_logprobs = -1;         // -1: no log-probabilities; n >= 0: the token's and the n most likely
+    // When the request reached the process (a server sets it on receipt, as vLLM's arrival_time): TTFT, queue and
+    // end-to-end times count from it. Unset: when add_request() is called.
+    Clock::time_point arrival{};
 };
 
 struct TokenLogprobs {

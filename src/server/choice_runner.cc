@@ -38,7 +38,9 @@ ChoiceRunner::ChoiceRunner(ServingContext& context, const PreparedRequest& prepa
 
 ChoiceRunner::~ChoiceRunner() { abort_all(); }
 
-std::optional<Outcome> ChoiceRunner::submit() {
+// `arrival`: when the HTTP request was received, so that the server's TTFT and queue time include the wait for
+// the engine thread to take the request (a step may be running), as a client sees it.
+std::optional<Outcome> ChoiceRunner::submit(std::chrono::steady_clock::time_point arrival) {
     const CompletionRequest& request = prepared_.request;
     const std::vector<int32_t> stop_tokens = request.ignore_eos ? std::vector<int32_t>{}
                                                                 : stop_token_ids(context_.tokenizer);
@@ -50,7 +52,8 @@ std::optional<Outcome> ChoiceRunner::submit() {
                                                  .priority = request.priority,
                                                  .sampling = request.sampling,
                                                  .stop_tokens = stop_tokens,
-                                                 .num_top_logprobs = request.logprobs ? request.top_logprobs : -1};
+                                                 .num_top_logprobs = request.logprobs ? request.top_logprobs : -1,
+                                                 .arrival = arrival};
             engine_request.sampling.seed += static_cast<uint64_t>(sample_idx);  // n samples differ, reproducibly
             const engine::RequestId id = engine_request.id;
             auto stream = context_.engine.submit(std::move(engine_request));

@@ -27,7 +27,7 @@ public:
     ~ChoiceRunner();  // aborts whatever is still running
 
     // Submits every choice; on failure the outcome to send (429 when the queue is full, 503 while draining).
-    std::optional<Outcome> submit();
+    std::optional<Outcome> submit(std::chrono::steady_clock::time_point arrival);
     // Waits (up to `timeout`) for the next output of any choice; nullopt when nothing came.
     std::optional<ChoiceDelta> next(std::chrono::milliseconds timeout);
     bool done() const;

@@ -53,7 +53,7 @@ void HttpServer::handle_generation(ServingContext& context, const httplib::Reque
     job->prepared = std::move(std::get<PreparedRequest>(prepared));
     job->runner = std::make_unique<ChoiceRunner>(context, job->prepared);
     job->start = start;
-    if (auto failed = job->runner->submit()) return finish(*failed);  // 429 at once when the queue is full
+    if (auto failed = job->runner->submit(start)) return finish(*failed);  // 429 at once when the queue is full
     if (!job->prepared.request.stream) return finish(run_request(*job->runner, job->prepared, nullptr, start));
     response.set_header("Cache-Control", "no-cache");
     response.set_chunked_content_provider("text/event-stream", [this, job, path](size_t, httplib::DataSink& sink) {

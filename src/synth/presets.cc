@@ -14,6 +14,8 @@ const std::vector<ModelPreset>& model_presets() {
          "qwen2 architecture with biases and tied embeddings, 4 layers, 128 wide (tests)"},
         {"tiny-llama3", "llama", 1024, 512, 128, 4, 352, 4, 2, 500000.0f, 1e-5f, false, true,
          "llama architecture with llama3 RoPE scaling, 4 layers, 128 wide (tests)"},
+        {"small", "llama", 8192, 2048, 512, 8, 1408, 8, 4, 10000.0f, 1e-5f, false, false,
+         "llama architecture, 8 layers, 512 wide, 33M parameters: steps of milliseconds (serving tests)"},
         {"qwen2.5-0.5b", "qwen2", 151936, 32768, 896, 24, 4864, 14, 2, 1000000.0f, 1e-6f, true, false,
          "Qwen2.5-0.5B shapes"},
         {"tinyllama-1.1b", "llama", 32000, 2048, 2048, 22, 5632, 32, 4, 10000.0f, 1e-5f, false, false,

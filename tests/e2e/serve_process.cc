@@ -89,16 +89,23 @@ pid_t spawn_with_log(std::vector<std::string> words, const std::string& log_path
     return pid;
 }
 
-std::string tiny_model_path() {
-    const std::string path = temp_dir() + "/serve-tiny-q8_0.gguf";
+namespace {
+
+// Made under a private name and renamed, so that test processes running at once never read half a file.
+std::string synthetic_model(const std::string& preset) {
+    const std::string path = temp_dir() + "/serve-" + preset + "-q8_0.gguf";
     if (std::filesystem::exists(path)) return path;
-    // Made under a private name and renamed, so that test processes running at once never read half a file.
     const std::string partial = path + "." + std::to_string(::getpid());
-    const CommandResult synth = run_tern("synth --preset tiny --type q8_0 -o " + partial);
+    const CommandResult synth = run_tern("synth --preset " + preset + " --type q8_0 -o " + partial);
     if (synth.exit_code != 0) return "synth failed: " + synth.err;
     std::filesystem::rename(partial, path);
     return path;
 }
+
+}  // namespace
+
+std::string tiny_model_path() { return synthetic_model("tiny"); }
+std::string small_model_path() { return synthetic_model("small"); }
 
 ServeProcess::~ServeProcess() {
     if (pid_ > 0) {

@@ -17,6 +17,8 @@ inline const std::string kStoriesModel = std::string(TERN_SHARED_DIR) + "/models
 
 // The tiny synthetic llama (random weights, q8_0), made once and shared by the tests of this build.
 std::string tiny_model_path();
+// The `small` preset (8 layers, 512 wide, q8_0): steps of milliseconds, so that latencies dwarf the HTTP path.
+std::string small_model_path();
 
 class ServeProcess {
 public:

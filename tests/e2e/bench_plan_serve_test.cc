@@ -1,0 +1,92 @@
+// tern bench serve and tern plan against a running tern serve: the client's latency means agree with the server's
+// own /metrics histograms, and the planner's KV capacity for a budget is the block count the server reports.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "run_command.h"
+#include "serve_process.h"
+
+namespace tern {
+namespace {
+
+using nlohmann::json;
+
+json read_json(const std::string& path) {
+    std::ifstream stream(path);
+    return json::parse(stream, nullptr, false);
+}
+
+// The "KV cache: N blocks of 16 tokens" of tern serve's start-up line; -1 when absent.
+int64_t served_kv_blocks(const std::string& log) {
+    std::smatch match;
+    if (!std::regex_search(log, match, std::regex("KV cache: ([0-9]+) blocks of"))) return -1;
+    return std::stoll(match[1].str());
+}
+
+TEST(BenchAgainstServe, ClientMeansAgreeWithServerHistograms) {
+    testing::ServeProcess server;
+    ASSERT_EQ(server.start({"-m", testing::small_model_path(), "-t", "1"}), "");
+    const std::string result_path = testing::temp_dir() + "/bench_vs_serve_" + std::to_string(::getpid()) + ".json";
+    const testing::CommandResult bench = testing::run_tern(
+        "bench serve --base-url " + server.base_url() +
+        " --num-prompts 16 --max-concurrency 4 --input-len 256 --output-len 48 --prompt-kind token-ids"
+        " --vocab-size 8192 --ignore-eos --server-metrics --no-progress --save-result " + result_path);
+    ASSERT_EQ(bench.exit_code, 0) << bench.err << bench.out;
+    const json result = read_json(result_path);
+    ASSERT_TRUE(result.is_object() && result["runs"].size() == 1) << bench.out;
+    const json& run = result["runs"][0];
+    EXPECT_EQ(run["completed"], 16);
+    const json& server_metrics = run["server_metrics"];
+    ASSERT_TRUE(server_metrics.contains("tern:time_to_first_token_seconds")) << run.dump();
+    const json& ttft = server_metrics["tern:time_to_first_token_seconds"];
+    const json& tpot = server_metrics["tern:request_time_per_output_token_seconds"];
+    EXPECT_EQ(ttft["count"], 16);
+    EXPECT_EQ(tpot["count"], 16);
+    const double client_ttft = run["mean_ttft_ms"].get<double>(), server_ttft = 1000 * ttft["mean"].get<double>();
+    const double client_tpot = run["mean_tpot_ms"].get<double>(), server_tpot = 1000 * tpot["mean"].get<double>();
+    EXPECT_NEAR(client_ttft, server_ttft, 0.05 * server_ttft) << bench.out;
+    EXPECT_NEAR(client_tpot, server_tpot, 0.05 * server_tpot) << bench.out;
+    EXPECT_EQ(server.stop(), 0) << server.log();
+}
+
+struct KvBudgetCase {
+    const char* serve_gib;  // --kv-cache-mem
+    const char* plan_budget;  // the same bytes for --kv-budget
+    const char* kv_type;
+};
+
+class PlanAgainstServe : public ::testing::TestWithParam<KvBudgetCase> {};
+
+TEST_P(PlanAgainstServe, KvBlocksEqualServeStartupLog) {
+    const KvBudgetCase& param = GetParam();
+    const std::string model = testing::small_model_path();
+    testing::ServeProcess server;
+    ASSERT_EQ(server.start({"-m", model, "-t", "1", "--kv-cache-mem", param.serve_gib, "--kv-cache-type",
+                            param.kv_type}),
+              "");
+    const int64_t served = served_kv_blocks(server.log());
+    EXPECT_EQ(server.stop(), 0) << server.log();
+    const testing::CommandResult plan = testing::run_tern("plan -m " + model + " --device cpu --kv-budget " +
+                                                          param.plan_budget + " --kv-type " + param.kv_type + " --json");
+    ASSERT_EQ(plan.exit_code, 0) << plan.err;
+    const json report = json::parse(plan.out, nullptr, false);
+    ASSERT_TRUE(report.is_object()) << plan.out;
+    const int64_t planned = report["kv_cache"]["blocks"].get<int64_t>();
+    ASSERT_GT(served, 0) << server.log();
+    EXPECT_LE(std::llabs(planned - served), 1) << "plan " << planned << " blocks, serve " << served;
+}
+
+INSTANTIATE_TEST_SUITE_P(Budgets, PlanAgainstServe,
+                         ::testing::Values(KvBudgetCase{"0.0625", "64MiB", "f16"}, KvBudgetCase{"0.5", "512MiB", "f16"},
+                                           KvBudgetCase{"0.0625", "64MiB", "q8_0"},
+                                           KvBudgetCase{"0.25", "256MiB", "f32"}),
+                         [](const ::testing::TestParamInfo<KvBudgetCase>& info) {
+                             return std::string(info.param.plan_budget) + "_" + info.param.kv_type;
+                         });
+
+}  // namespace
+}  // namespace tern
