@@ -52,6 +52,14 @@ double PerfModel::ttft_s(double concurrency, double prompt_tokens, double input_
            seconds(decode_step(concurrency, input_tokens + output_tokens / 2.0), efficiency);
 }
 
+void PerfModel::ttft_terms(double concurrency, double input_tokens, double output_tokens, double* memory,
+                           double* compute) const {
+    const StepCost step = decode_step(concurrency, input_tokens + output_tokens / 2.0);
+    const StepCost prompt = prefill(input_tokens);
+    *memory = memory_s(step) + memory_s(prompt);
+    *compute = compute_s(step) + compute_s(prompt);
+}
+
 void PerfModel::work_terms(double concurrency, double input_tokens, double output_tokens, double* memory,
                            double* compute) const {
     const StepCost step = decode_step(concurrency, input_tokens + output_tokens / 2.0);
@@ -81,6 +89,9 @@ Efficiency scale_prior(const std::vector<Row>& rows, const Efficiency& prior) {
 
 }  // namespace
 
+// A measured point gives one row from its throughput and, when it has a mean TTFT, one from that: TTFT is mostly
+// the prompt's compute while throughput at low concurrency is mostly weight streaming, so one run with both
+// separates the two efficiencies.
 Calibration calibrate(const PerfModel& model, const std::vector<ProfilePoint>& points, const Efficiency& prior,
                       double input_tokens, double output_tokens) {
     Calibration result;
@@ -93,9 +104,11 @@ Calibration calibrate(const PerfModel& model, const std::vector<ProfilePoint>& p
         const double measured_work = check.output_tokens * point.concurrency / point.output_tokens_per_s;
         Row row;
         model.work_terms(point.concurrency, check.input_tokens, check.output_tokens, &row.memory, &row.compute);
-        row.memory /= measured_work;
-        row.compute /= measured_work;
-        rows.push_back(row);
+        rows.push_back({row.memory / measured_work, row.compute / measured_work});
+        if (const std::optional<double> ttft_ms = point.ttft_ms.mean; ttft_ms && *ttft_ms > 0) {
+            model.ttft_terms(point.concurrency, check.input_tokens, check.output_tokens, &row.memory, &row.compute);
+            rows.push_back({row.memory / (*ttft_ms / 1000.0), row.compute / (*ttft_ms / 1000.0)});
+        }
         result.checks.push_back(check);
     }
     // Weighted normal equations for u = 1/e_bw, v = 1/e_c in: 1 = u * memory + v * compute.
@@ -110,10 +123,11 @@ Calibration calibrate(const PerfModel& model, const std::vector<ProfilePoint>& p
     const double inv_compute = separable ? (c1 * mm - m1 * mc) / det : 0;
     if (separable && inv_bandwidth > 0 && inv_compute > 0) {
         result.efficiency = {1.0 / inv_bandwidth, 1.0 / inv_compute};
-        result.method = "least squares over " + std::to_string(rows.size()) + " measured points";
+        result.method = points.size() == 1 ? "one measured point: both efficiencies from its throughput and TTFT"
+                                           : "least squares over " + std::to_string(points.size()) + " measured points";
     } else {
         result.efficiency = scale_prior(rows, prior);
-        result.method = rows.size() == 1 ? "one measured point: both prior efficiencies scaled by one factor"
+        result.method = points.size() == 1 ? "one measured point: both prior efficiencies scaled by one factor"
                                          : "points do not separate memory from compute time: both prior efficiencies "
                                            "scaled by one factor";
     }

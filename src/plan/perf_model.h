@@ -61,6 +61,10 @@ public:
     void work_terms(double concurrency, double input_tokens, double output_tokens, double* memory,
                     double* compute) const;
 
+    // The same split of ttft_s() for a prompt of the mean input length.
+    void ttft_terms(double concurrency, double input_tokens, double output_tokens, double* memory,
+                    double* compute) const;
+
     double matmul_params() const { return matmul_params_; }
     double attention_ops_per_token_of_context() const { return attention_ops_per_context_token_; }
 
@@ -87,8 +91,9 @@ struct Calibration {
     std::vector<CalibrationCheck> checks;
 };
 
-// Fits the two efficiencies to the measured points. One point, or points that cannot separate memory from compute
-// time, scale both prior efficiencies by one factor; two or more fit both by least squares on relative error.
+// Fits the two efficiencies to the measured points' throughputs and mean TTFTs by least squares on relative error.
+// Rows that cannot separate memory from compute time (one point without a TTFT, say) scale both prior
+// efficiencies by one factor instead.
 // Points without their own lengths are evaluated at `input_tokens` / `output_tokens`.
 Calibration calibrate(const PerfModel& model, const std::vector<ProfilePoint>& points, const Efficiency& prior,
                       double input_tokens, double output_tokens);

@@ -86,6 +86,19 @@ TEST(PerfModel, OnePointCalibrationMatchesThatPoint) {
     EXPECT_NE(calibration.method.find("one measured point"), std::string::npos);
 }
 
+TEST(PerfModel, OnePointWithItsTtftRecoversBothEfficiencies) {
+    const Fixture fixture("tinyllama-1.1b", DType::kQ4_0, "cpu");
+    const Efficiency truth{1.5, 0.35};  // tern on this machine: prefill 3x llama.cpp's share of the int8 peak
+    std::vector<ProfilePoint> points = measured_with(fixture.model, truth, {1});
+    points[0].ttft_ms.mean = 1000 * fixture.model.ttft_s(1, 300, 300, 150, truth);
+    const Calibration calibration = calibrate(fixture.model, points, {0.6, 0.14}, 512, 256);
+    EXPECT_NEAR(calibration.efficiency.bandwidth, truth.bandwidth, 1e-6);
+    EXPECT_NEAR(calibration.efficiency.compute, truth.compute, 1e-6);
+    EXPECT_NE(calibration.method.find("throughput and TTFT"), std::string::npos);
+    const double at_16 = fixture.model.at(16, 300, 150, truth).output_tokens_per_s;
+    EXPECT_NEAR(fixture.model.at(16, 300, 150, calibration.efficiency).output_tokens_per_s, at_16, 1e-6 * at_16);
+}
+
 TEST(PerfModel, SeveralPointsRecoverBothEfficiencies) {
     const Fixture fixture("tinyllama-1.1b", DType::kQ8_0, "cpu");
     const std::vector<ProfilePoint> points = measured_with(fixture.model, {0.45, 0.08}, {1, 4, 16});
