@@ -11,10 +11,11 @@ constexpr int64_t kGiB = int64_t{1} << 30;
 // Sources.
 // - cpu: /work/shared/ANCHORS.md, measured on this machine (2 vCPU Xeon "Emerald Rapids", 24 GiB): 25.9 GB/s
 //   read-only bandwidth (2 threads), 346 GFLOP/s fp32 FMA (no avx512_fp16, so f16/bf16 weights compute in fp32),
-//   1509 GOP/s int8 VNNI. Its efficiencies come from llama.cpp on the same machine (same file): tinyllama decode at
-//   51-72% of the read bandwidth, and prefill at 150-230 GOP/s, about 14% of the int8 peak. With these two numbers
-//   the additive step model (perf_model.h) reproduces llama-batched-bench's 22 / 60 / 74 tok/s at 1 / 8 / 16
-//   sequences within about 10%.
+//   1509 GOP/s int8 VNNI. Its efficiencies are llama.cpp's on the same machine (same file), the prior before any
+//   calibration: tinyllama decode at 51-72% of the read bandwidth, batched decode at about 10% of the int8 peak.
+//   With 0.60 and 0.095 the roofline step model (perf_model.h) gives llama-batched-bench's 22 / 60 / 74 tok/s at
+//   1 / 8 / 16 sequences within 13% (68 at 8 and 16: llama.cpp does not overlap streaming with compute, so its
+//   curve bends more gently than a roofline). A `tern bench serve` profile of tern itself replaces them.
 // - GPU memory is nvidia-smi's memory.total as printed on real cards (MiB): RTX 4090 24564, L4 23034, A10 23028,
 //   A100 40960 / 81920, H100 SXM 81559, H200 143771 (ECC reserves part of the nominal 24 GB on L4 and A10).
 // - GPU bandwidth and dense peaks are NVIDIA's datasheet figures halved where the datasheet quotes sparsity:
@@ -32,7 +33,7 @@ constexpr int64_t kGiB = int64_t{1} << 30;
 const std::vector<DeviceSpec>& device_presets() {
     static const std::vector<DeviceSpec> kDevices = {
         {"cpu", "this machine's CPU (2 vCPU Xeon, AVX-512 VNNI), measured", 24 * kGiB, 25.9e9, 346e9, 1509e9, 0.60,
-         0.14},
+         0.095},
         {"rtx4090", "NVIDIA GeForce RTX 4090 24 GB (consumer)", 24564 * kMiB, 1008e9, 165.2e12, 660.6e12, 0.7, 0.5},
         {"l4", "NVIDIA L4 24 GB", 23034 * kMiB, 300e9, 121e12, 242.5e12, 0.7, 0.5},
         {"a10", "NVIDIA A10 24 GB", 23028 * kMiB, 600e9, 125e12, 250e12, 0.7, 0.5},

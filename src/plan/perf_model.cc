@@ -1,6 +1,7 @@
 #include "plan/perf_model.h"
 
 #include <cmath>
+#include <functional>
 
 namespace tern::plan {
 
@@ -52,46 +53,62 @@ double PerfModel::ttft_s(double concurrency, double prompt_tokens, double input_
            seconds(decode_step(concurrency, input_tokens + output_tokens / 2.0), efficiency);
 }
 
-void PerfModel::ttft_terms(double concurrency, double input_tokens, double output_tokens, double* memory,
-                           double* compute) const {
-    const StepCost step = decode_step(concurrency, input_tokens + output_tokens / 2.0);
-    const StepCost prompt = prefill(input_tokens);
-    *memory = memory_s(step) + memory_s(prompt);
-    *compute = compute_s(step) + compute_s(prompt);
-}
-
-void PerfModel::work_terms(double concurrency, double input_tokens, double output_tokens, double* memory,
-                           double* compute) const {
-    const StepCost step = decode_step(concurrency, input_tokens + output_tokens / 2.0);
-    const StepCost prompt = prefill(input_tokens);
-    *memory = output_tokens * memory_s(step) + concurrency * memory_s(prompt);
-    *compute = output_tokens * compute_s(step) + concurrency * compute_s(prompt);
-}
-
 namespace {
 
+// One measured figure: the model's value of it over the measured value, as times (so a throughput enters as its
+// reciprocal). Scaling both efficiencies by k divides every ratio by k.
 struct Row {
-    double memory = 0;  // memory part of the work, relative to the measured work
-    double compute = 0;
+    std::function<double(const Efficiency&)> ratio;
 };
 
-// Scales both prior shares by one factor k (least squares on relative error).
+double squared_error(const std::vector<Row>& rows, const Efficiency& efficiency, double prior_log_ratio) {
+    double sum = 0;
+    for (const Row& row : rows) sum += std::pow(row.ratio(efficiency) - 1.0, 2);
+    // A whisper of the prior's bandwidth/compute ratio picks one answer where the rows leave a direction free (all
+    // measured steps memory-bound, say) and is negligible where they do not.
+    return sum + 1e-9 * std::pow(std::log(efficiency.bandwidth / efficiency.compute) - prior_log_ratio, 2);
+}
+
+// Both prior shares times one factor k, by least squares: ratio(k e) = ratio(e) / k.
 Efficiency scale_prior(const std::vector<Row>& rows, const Efficiency& prior) {
-    double dot = 0, norm = 0;
+    double sum = 0, sum_squares = 0;
     for (const Row& row : rows) {
-        const double predicted = row.memory / prior.bandwidth + row.compute / prior.compute;
-        dot += predicted;
-        norm += predicted * predicted;
+        const double ratio = row.ratio(prior);
+        sum += ratio;
+        sum_squares += ratio * ratio;
     }
-    const double slowdown = dot / norm;  // measured work = slowdown * predicted work
-    return {prior.bandwidth / slowdown, prior.compute / slowdown};
+    const double factor = sum_squares / sum;
+    return {prior.bandwidth * factor, prior.compute * factor};
+}
+
+// Both shares by a grid search in log space, refined around the best point: the step model's max() makes the
+// fit nonlinear, and with a few rows a search is exact enough and cannot diverge.
+Efficiency fit_both(const std::vector<Row>& rows, const Efficiency& prior) {
+    const double prior_log_ratio = std::log(prior.bandwidth / prior.compute);
+    double best_bw = std::log(prior.bandwidth), best_c = std::log(prior.compute);
+    double best = squared_error(rows, prior, prior_log_ratio);
+    double span = std::log(1e4);  // efficiencies from 1e-4 to 1e4 times the prior's
+    constexpr int kSteps = 40;
+    for (int pass = 0; pass < 6; ++pass) {
+        const double center_bw = best_bw, center_c = best_c;
+        for (int i = -kSteps; i <= kSteps; ++i) {
+            for (int j = -kSteps; j <= kSteps; ++j) {
+                const double log_bw = center_bw + span * i / kSteps, log_c = center_c + span * j / kSteps;
+                const double error =
+                    squared_error(rows, {std::exp(log_bw), std::exp(log_c)}, prior_log_ratio);
+                if (error < best) best = error, best_bw = log_bw, best_c = log_c;
+            }
+        }
+        span *= 2.5 / kSteps;
+    }
+    return {std::exp(best_bw), std::exp(best_c)};
 }
 
 }  // namespace
 
-// A measured point gives one row from its throughput and, when it has a mean TTFT, one from that: TTFT is mostly
-// the prompt's compute while throughput at low concurrency is mostly weight streaming, so one run with both
-// separates the two efficiencies.
+// Each measured point gives a row from its throughput and, at concurrency 1 with a mean TTFT, one from that: TTFT
+// is then the prompt's compute while throughput is mostly weight streaming, so one such run separates the two
+// efficiencies.
 Calibration calibrate(const PerfModel& model, const std::vector<ProfilePoint>& points, const Efficiency& prior,
                       double input_tokens, double output_tokens) {
     Calibration result;
@@ -101,35 +118,28 @@ Calibration calibrate(const PerfModel& model, const std::vector<ProfilePoint>& p
         check.measured = point;
         check.input_tokens = point.input_tokens_mean.value_or(input_tokens);
         check.output_tokens = point.output_tokens_mean.value_or(output_tokens);
-        const double measured_work = check.output_tokens * point.concurrency / point.output_tokens_per_s;
-        Row row;
-        model.work_terms(point.concurrency, check.input_tokens, check.output_tokens, &row.memory, &row.compute);
-        rows.push_back({row.memory / measured_work, row.compute / measured_work});
-        if (const std::optional<double> ttft_ms = point.ttft_ms.mean; ttft_ms && *ttft_ms > 0) {
-            model.ttft_terms(point.concurrency, check.input_tokens, check.output_tokens, &row.memory, &row.compute);
-            rows.push_back({row.memory / (*ttft_ms / 1000.0), row.compute / (*ttft_ms / 1000.0)});
+        const double concurrency = point.concurrency, in = check.input_tokens, out = check.output_tokens;
+        const double measured_tpot_s = concurrency / point.output_tokens_per_s;
+        rows.push_back({[&model, concurrency, in, out, measured_tpot_s](const Efficiency& efficiency) {
+            return model.at(concurrency, in, out, efficiency).tpot_s / measured_tpot_s;
+        }});
+        // The model has no queueing, so only a point with one request in flight has a TTFT it can explain.
+        const std::optional<double> ttft_ms = point.ttft_ms.mean;
+        if (concurrency <= 1 && ttft_ms && *ttft_ms > 0) {
+            const double measured_ttft_s = *ttft_ms / 1000.0;
+            rows.push_back({[&model, concurrency, in, out, measured_ttft_s](const Efficiency& efficiency) {
+                return model.ttft_s(concurrency, in, in, out, efficiency) / measured_ttft_s;
+            }});
         }
         result.checks.push_back(check);
     }
-    // Weighted normal equations for u = 1/e_bw, v = 1/e_c in: 1 = u * memory + v * compute.
-    double mm = 0, mc = 0, cc = 0, m1 = 0, c1 = 0;
-    for (const Row& row : rows) {
-        mm += row.memory * row.memory, mc += row.memory * row.compute, cc += row.compute * row.compute;
-        m1 += row.memory, c1 += row.compute;
-    }
-    const double det = mm * cc - mc * mc;
-    const bool separable = rows.size() >= 2 && det > 1e-9 * mm * cc;
-    const double inv_bandwidth = separable ? (m1 * cc - c1 * mc) / det : 0;
-    const double inv_compute = separable ? (c1 * mm - m1 * mc) / det : 0;
-    if (separable && inv_bandwidth > 0 && inv_compute > 0) {
-        result.efficiency = {1.0 / inv_bandwidth, 1.0 / inv_compute};
+    if (rows.size() >= 2) {
+        result.efficiency = fit_both(rows, prior);
         result.method = points.size() == 1 ? "one measured point: both efficiencies from its throughput and TTFT"
                                            : "least squares over " + std::to_string(points.size()) + " measured points";
     } else {
         result.efficiency = scale_prior(rows, prior);
-        result.method = points.size() == 1 ? "one measured point: both prior efficiencies scaled by one factor"
-                                         : "points do not separate memory from compute time: both prior efficiencies "
-                                           "scaled by one factor";
+        result.method = "one measured point: both prior efficiencies scaled by one factor";
     }
     for (CalibrationCheck& check : result.checks) {
         check.predicted =

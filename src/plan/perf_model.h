@@ -1,8 +1,9 @@
 // Throughput and latency of one model replica from bytes moved and operations done per step: each step's time
-// is memory time + compute time at a share ("efficiency") of the peaks. Calibration fits those two shares to a
+// is the longer of its memory time and its compute time, each at a share ("efficiency") of the peak. Calibration fits those two shares to a
 // measured profile. Arithmetic only: nothing here runs a model.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -47,23 +48,15 @@ public:
     StepCost prefill(double input_tokens) const;
     double memory_s(const StepCost& cost) const { return cost.bytes / bandwidth_; }  // at 100% of peak
     double compute_s(const StepCost& cost) const { return cost.ops / peak_ops_; }    // at 100% of peak
+    // The roofline: weights and KV stream while the cores compute, so a step takes the longer of the two.
     double seconds(const StepCost& cost, const Efficiency& efficiency) const {
-        return memory_s(cost) / efficiency.bandwidth + compute_s(cost) / efficiency.compute;
+        return std::max(memory_s(cost) / efficiency.bandwidth, compute_s(cost) / efficiency.compute);
     }
 
     PerfPoint at(double concurrency, double input_tokens, double output_tokens, const Efficiency& efficiency) const;
     // TTFT of a prompt of `prompt_tokens` arriving while `concurrency` requests of the mean lengths decode.
     double ttft_s(double concurrency, double prompt_tokens, double input_tokens, double output_tokens,
                   const Efficiency& efficiency) const;
-
-    // Device-seconds of `output_tokens` steps plus `concurrency` prompts, split into the memory part and the
-    // compute part at 100% of peak: output_tokens * concurrency / throughput = memory/e_bw + compute/e_c.
-    void work_terms(double concurrency, double input_tokens, double output_tokens, double* memory,
-                    double* compute) const;
-
-    // The same split of ttft_s() for a prompt of the mean input length.
-    void ttft_terms(double concurrency, double input_tokens, double output_tokens, double* memory,
-                    double* compute) const;
 
     double matmul_params() const { return matmul_params_; }
     double attention_ops_per_token_of_context() const { return attention_ops_per_context_token_; }
@@ -91,9 +84,9 @@ struct Calibration {
     std::vector<CalibrationCheck> checks;
 };
 
-// Fits the two efficiencies to the measured points' throughputs and mean TTFTs by least squares on relative error.
-// Rows that cannot separate memory from compute time (one point without a TTFT, say) scale both prior
-// efficiencies by one factor instead.
+// Fits the two efficiencies to the measured points' throughputs and, for points at concurrency 1, mean TTFTs
+// (relative error, least squares). A single row (one point without a usable TTFT) scales both prior efficiencies
+// by one factor instead.
 // Points without their own lengths are evaluated at `input_tokens` / `output_tokens`.
 Calibration calibrate(const PerfModel& model, const std::vector<ProfilePoint>& points, const Efficiency& prior,
                       double input_tokens, double output_tokens);
