@@ -29,7 +29,8 @@ double kl_divergence(std::span<const float> base_logits, std::span<const float> 
 Result<CompareResult> compare_models(Model& base, Model& quant, std::span<const int32_t> tokens, int64_t context,
                                      int32_t bos_id, ThreadPool* pool);
 
-// Single-token decode steps over `tokens` (teacher-forced, one sequence), timed after one warm-up step: tokens/s.
+// Single-token decode steps over the first 65 of `tokens` (teacher-forced, one sequence), timed after one warm-up
+// step: tokens/s.
 Result<double> measure_decode_speed(Model& model, std::span<const int32_t> tokens, ThreadPool* pool);
 
 }  // namespace tern

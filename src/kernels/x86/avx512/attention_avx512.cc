@@ -1,9 +1,14 @@
 // AVX-512 attention of the query heads that share one KV head, over positions paged into KV blocks. Keys are read
-// in tiles of up to 16 rows of one block, once for all heads of the group, and converted to floats in registers
-// (f32, f16 or q8_0 rows); scores go through an online softmax (running max and sum), so no score row is stored
-// and no T x T matrix exists.
+// in tiles of up to 16 rows of one block, once for all heads of the group; scores go through an online softmax
+// (running max and sum), so no score row is stored and no T x T matrix exists.
+//
+// Groups of 4 to 8 heads (Llama 3, Qwen2, TinyLlama) take attend_group: the tile's keys and values are converted to
+// floats once into an L1 buffer, and the 8 heads' scores for one key form the 8 lanes of a vector, so Q . K is
+// vector FMAs with broadcast keys (no horizontal sums) and P . V reuses each value vector for all heads. Smaller
+// groups take attend_heads, which vectorises each head's dot products over the head dimension.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -110,6 +115,125 @@ void attend_heads(const float* q, int64_t q_stride, int num_heads, const PagedKv
     }
 }
 
+// low in lanes 0-7, high in lanes 8-15 (AVX-512F only: no DQ insert).
+inline __m512 join_halves(__m256 low, __m256 high) {
+    return _mm512_castpd_ps(
+        _mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(low)), _mm256_castps_pd(high), 1));
+}
+
+// A tile's rows as floats, row-major (rows[key * head_dim + d]); rows past num_rows are zeros, so that the tile
+// kernel always runs 16 keys with constant loop bounds (its accumulators then stay in registers).
+template <KvType kType>
+inline void convert_rows(const uint8_t* first_row, int64_t row_stride, int num_rows, int num_chunks, float* rows) {
+    for (int key = 0; key < 16; ++key) {
+        for (int chunk = 0; chunk < num_chunks; ++chunk) {
+            const __m512 row = key < num_rows ? load_chunk<kType>(first_row + key * row_stride, chunk)
+                                              : _mm512_setzero_ps();
+            _mm512_storeu_ps(rows + key * num_chunks * 16 + 16 * chunk, row);
+        }
+    }
+}
+
+// Online-softmax state of up to 8 heads, one lane each, and their output rows (acc[h * head_dim + d]).
+struct GroupState {
+    __m256 max_score;
+    __m256 total;
+    alignas(64) float acc[kMaxGroupHeads * 16 * kMaxHeadChunks];
+};
+
+// kHeads (4 or 8) heads' lanes over one tile; heads past the group's own are computed on zero queries and unused.
+template <KvType kType, int kHeads>
+void attend_group_tile(const float* q_by_dim, int num_chunks, const Tile& tile, GroupState& state) {
+    const int head_dim = 16 * num_chunks;
+    alignas(64) float keys[16 * 16 * kMaxHeadChunks];
+    alignas(64) float values[16 * 16 * kMaxHeadChunks];
+    alignas(64) float weights[16 * 8];
+    convert_rows<kType>(tile.keys, tile.row_stride, tile.num_rows, num_chunks, keys);
+    convert_rows<kType>(tile.values, tile.row_stride, tile.num_rows, num_chunks, values);
+    // scores[key] lane h = q_h . k_key (q pre-scaled); q_by_dim[d * 8 + h] = q_h[d].
+    __m256 scores[16];
+    for (int key = 0; key < 16; ++key) scores[key] = _mm256_setzero_ps();
+    for (int d = 0; d < head_dim; ++d) {
+        const __m256 q = _mm256_load_ps(q_by_dim + 8 * d);
+        for (int key = 0; key < 16; ++key) {
+            scores[key] = _mm256_fmadd_ps(q, _mm256_set1_ps(keys[key * head_dim + d]), scores[key]);
+        }
+    }
+    for (int key = tile.num_rows; key < 16; ++key) scores[key] = _mm256_set1_ps(-1e30f);  // weight 0
+    __m256 tile_max = scores[0];
+    for (int key = 1; key < 16; ++key) tile_max = _mm256_max_ps(tile_max, scores[key]);
+    const __m256 new_max = _mm256_max_ps(state.max_score, tile_max);
+    const __m512 new_max_pair = join_halves(new_max, new_max);
+    __m512 tile_total = _mm512_setzero_ps();
+    for (int key = 0; key < 16; key += 2) {  // two keys' 8 lanes per 16-lane exp
+        const __m512 p = exp_ps(_mm512_sub_ps(join_halves(scores[key], scores[key + 1]), new_max_pair));
+        _mm512_store_ps(weights + 8 * key, p);
+        tile_total = _mm512_add_ps(tile_total, p);
+    }
+    const __m256 high = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(tile_total), 1));
+    const __m256 rescale =
+        _mm512_castps512_ps256(exp_ps(_mm512_castps256_ps512(_mm256_sub_ps(state.max_score, new_max))));
+    state.total = _mm256_fmadd_ps(state.total, rescale, _mm256_add_ps(_mm512_castps512_ps256(tile_total), high));
+    state.max_score = new_max;
+    alignas(32) float rescale_by_head[8];
+    _mm256_store_ps(rescale_by_head, rescale);
+    for (int chunk = 0; chunk < num_chunks; ++chunk) {
+        __m512 acc[kHeads];
+        for (int head = 0; head < kHeads; ++head) {
+            acc[head] = _mm512_mul_ps(_mm512_load_ps(state.acc + head * head_dim + 16 * chunk),
+                                      _mm512_set1_ps(rescale_by_head[head]));
+        }
+        for (int key = 0; key < 16; ++key) {
+            const __m512 value = _mm512_load_ps(values + key * head_dim + 16 * chunk);
+            for (int head = 0; head < kHeads; ++head) {
+                acc[head] = _mm512_fmadd_ps(_mm512_set1_ps(weights[8 * key + head]), value, acc[head]);
+            }
+        }
+        for (int head = 0; head < kHeads; ++head) _mm512_store_ps(state.acc + head * head_dim + 16 * chunk, acc[head]);
+    }
+}
+
+template <KvType kType, int kHeads>
+void attend_group(const float* q, int64_t q_stride, int num_heads, const PagedKv& kv, int64_t num_keys,
+                  int64_t head_dim, float scale, float* out, int64_t out_stride) {
+    const int num_chunks = static_cast<int>(head_dim / 16);
+    alignas(32) float q_by_dim[8 * 16 * kMaxHeadChunks] = {};
+    for (int head = 0; head < num_heads; ++head) {
+        for (int64_t d = 0; d < head_dim; ++d) q_by_dim[8 * d + head] = q[head * q_stride + d] * scale;
+    }
+    GroupState state;
+    state.max_score = _mm256_set1_ps(-1e30f);  // finite: exp(old - new) is then 0, not NaN, at the first tile
+    state.total = _mm256_setzero_ps();
+    std::memset(state.acc, 0, sizeof(float) * static_cast<size_t>(kHeads * head_dim));
+    for (int64_t position = 0; position < num_keys;) {
+        int64_t rows = std::min<int64_t>({kv.block_size - position % kv.block_size, 16, num_keys - position});
+        const Tile tile{kv.key_row(position), kv.value_row(position), kv.row_stride, static_cast<int>(rows)};
+        attend_group_tile<kType, kHeads>(q_by_dim, num_chunks, tile, state);
+        position += rows;
+    }
+    alignas(32) float totals[8];
+    _mm256_store_ps(totals, state.total);
+    for (int head = 0; head < num_heads; ++head) {
+        const __m512 inverse = _mm512_set1_ps(1.0f / totals[head]);
+        for (int chunk = 0; chunk < num_chunks; ++chunk) {
+            _mm512_storeu_ps(out + head * out_stride + 16 * chunk,
+                             _mm512_mul_ps(_mm512_load_ps(state.acc + head * head_dim + 16 * chunk), inverse));
+        }
+    }
+}
+
+template <KvType kType>
+void attend(const float* q, int64_t q_stride, int num_heads, const PagedKv& kv, int64_t num_keys, int64_t head_dim,
+            float scale, float* out, int64_t out_stride) {
+    if (num_heads > 4) {
+        attend_group<kType, 8>(q, q_stride, num_heads, kv, num_keys, head_dim, scale, out, out_stride);
+    } else if (num_heads == 4) {
+        attend_group<kType, 4>(q, q_stride, num_heads, kv, num_keys, head_dim, scale, out, out_stride);
+    } else {
+        attend_heads<kType>(q, q_stride, num_heads, kv, num_keys, head_dim, scale, out, out_stride);
+    }
+}
+
 }  // namespace
 
 void attention_group(const float* q, int64_t q_stride, int64_t num_heads, const PagedKv& kv, int64_t num_keys,
@@ -125,15 +249,15 @@ void attention_group(const float* q, int64_t q_stride, int64_t num_heads, const 
         float* group_out = out + first_head * out_stride;
         switch (kv.type) {
             case KvType::kF32:
-                attend_heads<KvType::kF32>(group_q, q_stride, count, kv, num_keys, head_dim, scale, group_out,
+                attend<KvType::kF32>(group_q, q_stride, count, kv, num_keys, head_dim, scale, group_out,
                                            out_stride);
                 break;
             case KvType::kF16:
-                attend_heads<KvType::kF16>(group_q, q_stride, count, kv, num_keys, head_dim, scale, group_out,
+                attend<KvType::kF16>(group_q, q_stride, count, kv, num_keys, head_dim, scale, group_out,
                                            out_stride);
                 break;
             case KvType::kQ8_0:
-                attend_heads<KvType::kQ8_0>(group_q, q_stride, count, kv, num_keys, head_dim, scale, group_out,
+                attend<KvType::kQ8_0>(group_q, q_stride, count, kv, num_keys, head_dim, scale, group_out,
                                             out_stride);
                 break;
         }
