@@ -15,6 +15,8 @@ const KernelTable& ref_table() {
         ref_kernels.matmul_f32 = ref::matmul_f32;
         ref_kernels.matmul_f16 = ref::matmul_f16;
         ref_kernels.matmul_q6_k = ref::matmul_q6_k;
+        ref_kernels.matmul_q4_k = ref::matmul_q4_k;
+        ref_kernels.matmul_q5_k = ref::matmul_q5_k;
         ref_kernels.quantize_activations = ref::quantize_activations;
         ref_kernels.sum_f32 = ref::sum_f32;
         ref_kernels.attention_group = ref::attention_group;
@@ -67,6 +69,12 @@ void matmul(const KernelTable& table, const PackedWeights& weights, const Activa
     }
     if (weights.view.type == DType::kQ6_K) {
         return table.matmul_q6_k(weights.view, activations, unit_begin, unit_end, y, y_stride);
+    }
+    if (weights.view.type == DType::kQ4_K) {
+        return table.matmul_q4_k(weights.view, activations, unit_begin, unit_end, y, y_stride);
+    }
+    if (weights.view.type == DType::kQ5_K) {
+        return table.matmul_q5_k(weights.view, activations, unit_begin, unit_end, y, y_stride);
     }
     ref::matmul_rows(weights.view, unit_begin, unit_end, activations.f32, activations.f32_stride,
                      activations.num_tokens, y, y_stride, scratch);

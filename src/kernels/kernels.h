@@ -39,6 +39,8 @@ struct KernelTable {
     RowMatmulFn matmul_f32 = nullptr;
     RowMatmulFn matmul_f16 = nullptr;
     RowMatmulFn matmul_q6_k = nullptr;  // row-major ggml Q6_K with 8-bit activations
+    RowMatmulFn matmul_q4_k = nullptr;  // row-major ggml Q4_K with 8-bit activations
+    RowMatmulFn matmul_q5_k = nullptr;  // row-major ggml Q5_K with 8-bit activations
     QuantizeActivationsFn quantize_activations = nullptr;
     SumFn sum_f32 = nullptr;
     AttentionFn attention_group = nullptr;
@@ -53,7 +55,9 @@ const KernelTable* kernel_table(Isa isa);
 
 // Whether matmul with these weights reads the 8-bit activations.
 inline bool needs_q8_activations(const PackedWeights& weights) {
-    return weights.layout != WeightLayout::kRowMajor || weights.view.type == DType::kQ6_K;
+    const DType type = weights.view.type;
+    return weights.layout != WeightLayout::kRowMajor || type == DType::kQ6_K || type == DType::kQ4_K ||
+           type == DType::kQ5_K;
 }
 
 // Dispatches on the weights' layout and type. `scratch` holds weights.view.row_length floats (for types that are
@@ -67,6 +71,8 @@ void matmul_q8_0x16(const PackedWeights&, const Activations&, int64_t, int64_t, 
 void matmul_f32(const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
 void matmul_f16(const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
 void matmul_q6_k(const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
+void matmul_q4_k(const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
+void matmul_q5_k(const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
 void quantize_activations(const float* x, int64_t length, int8_t* q, float* scale, float* sum);
 double sum_f32(const float* x, int64_t length);
 void attention_group(const float* q, int64_t q_stride, int64_t num_heads, const PagedKv& kv, int64_t num_keys,
@@ -76,6 +82,8 @@ void attention_group(const float* q, int64_t q_stride, int64_t num_heads, const 
 namespace avx512 {
 const KernelTable* table();  // nullptr when not compiled in
 void matmul_q6_k(const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
+void matmul_q4_k(const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
+void matmul_q5_k(const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
 void rms_norm(const float* x, const float* weight, int64_t length, float eps, float* out);
 void silu_mul(const float* gate, const float* up, int64_t length, float* out);
 void attention_group(const float* q, int64_t q_stride, int64_t num_heads, const PagedKv& kv, int64_t num_keys,

@@ -1,8 +1,10 @@
 // The engine's request lifecycle on a tiny synthetic model: finish reasons, aborts that free KV at once, admission
 // rejections with reasons, timings, logprobs and the counters the server exports.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
 
 #include "engine/engine.h"
 #include "synth/synth.h"
@@ -14,9 +16,12 @@ class EngineLifecycle : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
         ThreadPool pool(1);
-        const std::string path = std::string(TERN_TEST_TMP) + "/engine-lifecycle-tiny.gguf";
+        // Each test runs in its own process, several at once: each writes its own file (and unlinks it once mapped).
+        const std::string path =
+            std::string(TERN_TEST_TMP) + "/engine-lifecycle-tiny-" + std::to_string(::getpid()) + ".gguf";
         ASSERT_TRUE(write_synth_model(*find_preset("tiny"), SynthOptions{DType::kQ8_0, 3}, path, &pool).is_ok());
         auto loaded = Model::load(path);
+        std::filesystem::remove(path);
         ASSERT_TRUE(loaded.is_ok()) << loaded.status().message();
         model_ = loaded.value().release();
     }

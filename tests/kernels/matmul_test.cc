@@ -148,7 +148,8 @@ TEST_P(MatmulTest, SplitWorkUnitsEqualOneCall) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Types, MatmulTest, ::testing::Values(DType::kQ4_0, DType::kQ8_0, DType::kQ6_K, DType::kF32,
+INSTANTIATE_TEST_SUITE_P(Types, MatmulTest, ::testing::Values(DType::kQ4_0, DType::kQ8_0, DType::kQ6_K, DType::kQ4_K, DType::kQ5_K,
+                                                          DType::kF32,
                                                           DType::kF16),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
 

@@ -87,12 +87,15 @@ void matmul_f16(const MatrixView& weights, const Activations& activations, int64
     }
 }
 
-void matmul_q6_k(const MatrixView& weights, const Activations& activations, int64_t row_begin, int64_t row_end,
-                 float* y, int64_t y_stride) {
+namespace {
+
+// A K-quant row dequantized once, then dotted in double with each token's 8-bit activations.
+void matmul_dequantized_q8(DType type, const MatrixView& weights, const Activations& activations, int64_t row_begin,
+                           int64_t row_end, float* y, int64_t y_stride) {
     thread_local std::vector<float> row;  // grows once per thread, then reused
     row.resize(static_cast<size_t>(weights.row_length));
     for (int64_t row_idx = row_begin; row_idx < row_end; ++row_idx) {
-        dequantize_row(DType::kQ6_K, weights.row(row_idx), row.data(), weights.row_length);
+        dequantize_row(type, weights.row(row_idx), row.data(), weights.row_length);
         for (int64_t token_idx = 0; token_idx < activations.num_tokens; ++token_idx) {
             const int8_t* q = activations.q8.data() + token_idx * activations.length;
             const float* scale = activations.scale.data() + token_idx * activations.num_blocks();
@@ -103,6 +106,23 @@ void matmul_q6_k(const MatrixView& weights, const Activations& activations, int6
             y[token_idx * y_stride + row_idx] = static_cast<float>(sum);
         }
     }
+}
+
+}  // namespace
+
+void matmul_q6_k(const MatrixView& weights, const Activations& activations, int64_t row_begin, int64_t row_end,
+                 float* y, int64_t y_stride) {
+    matmul_dequantized_q8(DType::kQ6_K, weights, activations, row_begin, row_end, y, y_stride);
+}
+
+void matmul_q4_k(const MatrixView& weights, const Activations& activations, int64_t row_begin, int64_t row_end,
+                 float* y, int64_t y_stride) {
+    matmul_dequantized_q8(DType::kQ4_K, weights, activations, row_begin, row_end, y, y_stride);
+}
+
+void matmul_q5_k(const MatrixView& weights, const Activations& activations, int64_t row_begin, int64_t row_end,
+                 float* y, int64_t y_stride) {
+    matmul_dequantized_q8(DType::kQ5_K, weights, activations, row_begin, row_end, y, y_stride);
 }
 
 void quantize_activations(const float* x, int64_t length, int8_t* q, float* scale, float* sum) {

@@ -181,7 +181,9 @@ const KernelTable* table() {
         kernels.matmul_q8_0x16 = matmul_packed<Q8_0x16>;
         kernels.matmul_f32 = matmul_f32;
         kernels.matmul_f16 = matmul_f16;
-        kernels.matmul_q6_k = ref::matmul_q6_k;  // TODO(#3): an AVX2 Q6_K kernel
+        kernels.matmul_q6_k = ref::matmul_q6_k;  // TODO(#3): AVX2 K-quant kernels
+        kernels.matmul_q4_k = ref::matmul_q4_k;
+        kernels.matmul_q5_k = ref::matmul_q5_k;
         kernels.quantize_activations = quantize_activations;
         kernels.sum_f32 = sum_f32;
         kernels.attention_group = ref::attention_group;  // TODO(#3): an AVX2 attention kernel

@@ -95,6 +95,8 @@ const KernelTable* table() {
         kernels.matmul_f32 = matmul_f32;
         kernels.matmul_f16 = matmul_f16;
         kernels.matmul_q6_k = matmul_q6_k;
+        kernels.matmul_q4_k = matmul_q4_k;
+        kernels.matmul_q5_k = matmul_q5_k;
         kernels.quantize_activations = quantize_activations;
         kernels.sum_f32 = sum_f32;
         kernels.attention_group = attention_group;
