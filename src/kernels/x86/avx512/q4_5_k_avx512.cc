@@ -11,7 +11,6 @@
 
 #include <cstring>
 
-#include "base/fp16.h"
 #include "kernels/kernels.h"
 #include "quant/blocks.h"
 
@@ -25,19 +24,23 @@ struct UnpackedBlock {
     __m256 mins;    // dmin * m_j
 };
 
-// The sub-block scales and mins of a Q4_K or Q5_K block (same header) as floats.
+// The sub-block scales and mins of a Q4_K or Q5_K block (same header) as floats. The 12 packed bytes hold eight
+// 6-bit scales and eight 6-bit mins (quant/blocks.h, unpack_scale_min_k4); the 32-bit shuffles below put the scales
+// in bytes 0-7 and the mins in bytes 8-15, as ggml's SIMD paths do, and the values equal the scalar unpacking's.
 template <typename Block>
 inline void unpack_scales(const Block& block, UnpackedBlock* out) {
-    alignas(32) float scales[8], mins[8];
-    const float d = fp16_to_fp32(block.d), dmin = fp16_to_fp32(block.dmin);
-    for (int sub = 0; sub < 8; ++sub) {
-        uint8_t sc = 0, m = 0;
-        unpack_scale_min_k4(sub, block.scales, &sc, &m);
-        scales[sub] = d * static_cast<float>(sc);
-        mins[sub] = dmin * static_cast<float>(m);
-    }
-    out->scales = _mm256_load_ps(scales);
-    out->mins = _mm256_load_ps(mins);
+    constexpr uint32_t kLow6 = 0x3f3f3f3f, kLow4 = 0x0f0f0f0f, kLow2 = 0x03030303;
+    uint32_t words[4];
+    std::memcpy(words, block.scales, 12);
+    words[3] = ((words[2] >> 4) & kLow4) | (((words[1] >> 6) & kLow2) << 4);
+    const uint32_t mins_low = words[1] & kLow6;
+    words[1] = (words[2] & kLow4) | (((words[0] >> 6) & kLow2) << 4);
+    words[2] = mins_low;
+    words[0] &= kLow6;
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(words));
+    const float d = _cvtsh_ss(block.d), dmin = _cvtsh_ss(block.dmin);
+    out->scales = _mm256_mul_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bytes)));
+    out->mins = _mm256_mul_ps(_mm256_set1_ps(dmin), _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(bytes, 8))));
 }
 
 inline void unpack_block(const BlockQ4_K& block, UnpackedBlock* out) {
