@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "kernels/kernels.h"
+#include "kernels/x86/avx512/row_tiles.h"
 #include "quant/blocks.h"
 
 namespace tern::kernels::avx512 {
@@ -130,18 +131,11 @@ void row_tile(const Block* blocks, int64_t num_blocks, const Activations& activa
 template <typename Block>
 void matmul_k(const MatrixView& weights, const Activations& activations, int64_t row_begin, int64_t row_end, float* y,
               int64_t y_stride) {
-    constexpr int kTile = 4;  // tokens per pass over a row: the unpacking is shared by the tile
     const int64_t num_blocks = weights.row_length / 256;
-    for (int64_t row_idx = row_begin; row_idx < row_end; ++row_idx) {
-        const Block* blocks = reinterpret_cast<const Block*>(weights.row(row_idx));
-        int64_t token_idx = 0;
-        for (; token_idx + kTile <= activations.num_tokens; token_idx += kTile) {
-            row_tile<Block, kTile>(blocks, num_blocks, activations, token_idx, y, y_stride, row_idx);
-        }
-        for (; token_idx < activations.num_tokens; ++token_idx) {
-            row_tile<Block, 1>(blocks, num_blocks, activations, token_idx, y, y_stride, row_idx);
-        }
-    }
+    for_each_row_tile<4>(row_begin, row_end, activations.num_tokens, [&](int64_t row, int64_t token, auto count) {
+        const Block* blocks = reinterpret_cast<const Block*>(weights.row(row));
+        row_tile<Block, decltype(count)::value>(blocks, num_blocks, activations, token, y, y_stride, row);
+    });
 }
 
 }  // namespace
