@@ -124,7 +124,7 @@ void register_bench_model(CLI::App& bench) {
     command->add_option("-m,--model", options->model_path, "GGUF model file")->required();
     command->add_option("-p,--prompt-tokens", options->prompt_tokens, "Prefill length (0 skips)")->capture_default_str();
     command->add_option("-n,--gen-tokens", options->generated_tokens, "Decode length (0 skips)")->capture_default_str();
-    command->add_option("-t,--threads", options->num_threads, "Threads")->capture_default_str()->check(CLI::Range(1, 512));
+    add_threads_option(command, &options->num_threads);
     command->add_option("-r,--repetitions", options->repetitions, "Repetitions")->capture_default_str()
         ->check(CLI::Range(1, 1000));
     command->add_option("-b,--batch", options->batch_sizes, "Batched decode sizes, e.g. 1,4,16")->delimiter(',');
@@ -136,7 +136,7 @@ void register_bench_model(CLI::App& bench) {
     auto mebibytes = std::make_shared<int64_t>(1024);
     auto json = std::make_shared<bool>(false);
     CLI::App* memory = bench.add_subcommand("memory", "Read-only and STREAM-triad memory bandwidth");
-    memory->add_option("-t,--threads", *threads, "Threads")->capture_default_str()->check(CLI::Range(1, 512));
+    add_threads_option(memory, threads.get());
     memory->add_option("--mib", *mebibytes, "MiB per array")->capture_default_str()->check(CLI::Range(1, 65536));
     memory->add_flag("--json", *json, "Print one JSON object");
     set_action(memory, [=] { return run_bench_memory(*threads, *mebibytes, *json); });

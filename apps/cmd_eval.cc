@@ -131,9 +131,7 @@ CLI::App* add_eval_subcommand(CLI::App* eval, const std::string& name, const std
     command->add_option("-m,--model", options->model_paths, "GGUF model (compare: BASE then QUANT)")->required();
     command->add_option("--file", options->text_path, "Text file to score")->required();
     command->add_option("--ctx", options->context, "Window length in tokens")->capture_default_str();
-    command->add_option("-t,--threads", options->num_threads, "Threads")
-        ->capture_default_str()
-        ->check(CLI::Range(1, 512));
+    add_threads_option(command, &options->num_threads);
     command->add_flag("--json", options->json, "Print one JSON object");
     return command;
 }

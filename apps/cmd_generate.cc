@@ -88,7 +88,7 @@ void register_generate(CLI::App& app) {
     command->add_option("-p,--prompt", options->prompt, "Prompt text")->required();
     command->add_option("-n,--num-tokens", options->num_tokens, "Tokens to generate")->capture_default_str()
         ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
-    command->add_option("-t,--threads", options->num_threads, "Threads")->capture_default_str()->check(CLI::Range(1, 512));
+    add_threads_option(command, &options->num_threads);
     command->add_option("--temp", options->sampling.temperature, "Temperature (0 = greedy)")->capture_default_str();
     command->add_option("--top-k", options->sampling.top_k, "Top-k (0 = off)")->capture_default_str();
     command->add_option("--top-p", options->sampling.top_p, "Top-p (1 = off)")->capture_default_str();

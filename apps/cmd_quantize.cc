@@ -102,9 +102,7 @@ void register_quantize(CLI::App& app) {
     command->add_option("input", options->input_path, "Input GGUF")->required();
     command->add_option("output", options->output_path, "Output GGUF")->required();
     command->add_option("--type", options->type, "Q8_0, Q4_0, Q4_K, Q5_K, Q6_K or Q4_K_M")->required();
-    command->add_option("-t,--threads", options->num_threads, "Threads")
-        ->capture_default_str()
-        ->check(CLI::Range(1, 512));
+    add_threads_option(command, &options->num_threads);
     command->add_option("--calib", options->calib_path, "Calibration text: AWQ-style per-channel scales");
     command->add_option("--calib-ctx", options->calib_context, "Calibration window in tokens")->capture_default_str();
     command->add_option("--save-stats", options->save_stats_path, "With --calib: save the activation statistics");

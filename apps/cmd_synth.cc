@@ -44,7 +44,7 @@ void register_synth(CLI::App& app) {
     command->add_option("--type", options->type, "Weight type: f32, f16, bf16, q8_0, q4_0, q4_K, q6_K")->capture_default_str();
     command->add_option("-o,--output", options->output_path, "Output GGUF path")->required();
     command->add_option("--seed", options->seed, "Random seed")->capture_default_str();
-    command->add_option("-t,--threads", options->num_threads, "Threads")->capture_default_str()->check(CLI::Range(1, 512));
+    add_threads_option(command, &options->num_threads);
     set_action(command, [options] { return run_synth(*options); });
 }
 

@@ -9,6 +9,11 @@
 
 namespace tern::apps {
 
+// The `-t,--threads` option every compute command takes: 1 to 512 worker threads, the default shown in --help.
+inline CLI::Option* add_threads_option(CLI::App* command, int* num_threads) {
+    return command->add_option("-t,--threads", *num_threads, "Threads")->capture_default_str()->check(CLI::Range(1, 512));
+}
+
 void register_generate(CLI::App& app);
 void register_tokenize(CLI::App& app);
 void register_info(CLI::App& app);
