@@ -141,17 +141,9 @@ struct GroupState {
     alignas(64) float acc[kMaxGroupHeads * 16 * kMaxHeadChunks];
 };
 
-// kHeads (4 or 8) heads' lanes over one tile; heads past the group's own are computed on zero queries and unused.
-template <KvType kType, int kHeads>
-void attend_group_tile(const float* q_by_dim, int num_chunks, const Tile& tile, GroupState& state) {
-    const int head_dim = 16 * num_chunks;
-    alignas(64) float keys[16 * 16 * kMaxHeadChunks];
-    alignas(64) float values[16 * 16 * kMaxHeadChunks];
-    alignas(64) float weights[16 * 8];
-    convert_rows<kType>(tile.keys, tile.row_stride, tile.num_rows, num_chunks, keys);
-    convert_rows<kType>(tile.values, tile.row_stride, tile.num_rows, num_chunks, values);
-    // scores[key] lane h = q_h . k_key (q pre-scaled); q_by_dim[d * 8 + h] = q_h[d].
-    __m256 scores[16];
+// scores[key] lane h = q_h . k_key over 16 converted key rows (q pre-scaled; q_by_dim[d * 8 + h] = q_h[d]); keys
+// past num_rows get -1e30, so weight 0.
+inline void tile_scores(const float* q_by_dim, int head_dim, const float* keys, int num_rows, __m256* scores) {
     for (int key = 0; key < 16; ++key) scores[key] = _mm256_setzero_ps();
     for (int d = 0; d < head_dim; ++d) {
         const __m256 q = _mm256_load_ps(q_by_dim + 8 * d);
@@ -159,7 +151,12 @@ void attend_group_tile(const float* q_by_dim, int num_chunks, const Tile& tile, 
             scores[key] = _mm256_fmadd_ps(q, _mm256_set1_ps(keys[key * head_dim + d]), scores[key]);
         }
     }
-    for (int key = tile.num_rows; key < 16; ++key) scores[key] = _mm256_set1_ps(-1e30f);  // weight 0
+    for (int key = num_rows; key < 16; ++key) scores[key] = _mm256_set1_ps(-1e30f);
+}
+
+// The online-softmax step: raises the running max to the tile's, writes weights[8 * key + h] =
+// exp(score - max), adds them to the running total, and returns each head's rescale of what came before.
+inline __m256 softmax_update(const __m256* scores, GroupState& state, float* weights) {
     __m256 tile_max = scores[0];
     for (int key = 1; key < 16; ++key) tile_max = _mm256_max_ps(tile_max, scores[key]);
     const __m256 new_max = _mm256_max_ps(state.max_score, tile_max);
@@ -175,8 +172,22 @@ void attend_group_tile(const float* q_by_dim, int num_chunks, const Tile& tile, 
         _mm512_castps512_ps256(exp_ps(_mm512_castps256_ps512(_mm256_sub_ps(state.max_score, new_max))));
     state.total = _mm256_fmadd_ps(state.total, rescale, _mm256_add_ps(_mm512_castps512_ps256(tile_total), high));
     state.max_score = new_max;
+    return rescale;
+}
+
+// kHeads (4 or 8) heads' lanes over one tile; heads past the group's own are computed on zero queries and unused.
+template <KvType kType, int kHeads>
+void attend_group_tile(const float* q_by_dim, int num_chunks, const Tile& tile, GroupState& state) {
+    const int head_dim = 16 * num_chunks;
+    alignas(64) float keys[16 * 16 * kMaxHeadChunks];
+    alignas(64) float values[16 * 16 * kMaxHeadChunks];
+    alignas(64) float weights[16 * 8];
+    convert_rows<kType>(tile.keys, tile.row_stride, tile.num_rows, num_chunks, keys);
+    convert_rows<kType>(tile.values, tile.row_stride, tile.num_rows, num_chunks, values);
+    __m256 scores[16];
+    tile_scores(q_by_dim, head_dim, keys, tile.num_rows, scores);
     alignas(32) float rescale_by_head[8];
-    _mm256_store_ps(rescale_by_head, rescale);
+    _mm256_store_ps(rescale_by_head, softmax_update(scores, state, weights));
     for (int chunk = 0; chunk < num_chunks; ++chunk) {
         __m512 acc[kHeads];
         for (int head = 0; head < kHeads; ++head) {
