@@ -36,6 +36,7 @@ struct KernelTable {
     Isa isa = Isa::kRef;
     PackedMatmulFn matmul_q4_0x16 = nullptr;
     PackedMatmulFn matmul_q8_0x16 = nullptr;
+    PackedMatmulFn matmul_q6_kx16 = nullptr;
     RowMatmulFn matmul_f32 = nullptr;
     RowMatmulFn matmul_f16 = nullptr;
     RowMatmulFn matmul_q6_k = nullptr;  // row-major ggml Q6_K with 8-bit activations
@@ -68,6 +69,7 @@ void matmul(const KernelTable& table, const PackedWeights& weights, const Activa
 namespace ref {
 void matmul_q4_0x16(const PackedWeights&, const Activations&, int64_t, int64_t, float*, int64_t);
 void matmul_q8_0x16(const PackedWeights&, const Activations&, int64_t, int64_t, float*, int64_t);
+void matmul_q6_kx16(const PackedWeights&, const Activations&, int64_t, int64_t, float*, int64_t);
 void matmul_f32(const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
 void matmul_f16(const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
 void matmul_q6_k(const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
@@ -81,7 +83,6 @@ void attention_group(const float* q, int64_t q_stride, int64_t num_heads, const 
 
 namespace avx512 {
 const KernelTable* table();  // nullptr when not compiled in
-void matmul_q6_k(const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
 void matmul_q4_k(const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
 void matmul_q5_k(const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
 void rms_norm(const float* x, const float* weight, int64_t length, float eps, float* out);

@@ -39,12 +39,43 @@ void pack_q8_0_block(const BlockQ8_0& block, int64_t lane, uint8_t* group_block)
     }
 }
 
+// The 6-bit stored value (0..63) of element `element` of a ggml Q6_K block (quant/blocks.h).
+int q6_k_value(const BlockQ6_K& block, int element) {
+    const int half = element / 128, within = element % 128, quarter = within / 32, lane = within % 32;
+    const uint8_t low_byte = block.ql[64 * half + lane + 32 * (quarter & 1)];
+    const int low = quarter < 2 ? (low_byte & 0x0F) : (low_byte >> 4);
+    const int high = (block.qh[32 * half + lane] >> (2 * quarter)) & 3;
+    return low | high << 4;
+}
+
+void pack_q6_k_block(const BlockQ6_K& block, int64_t lane, uint8_t* group_block) {
+    std::memcpy(group_block + lane * 2, &block.d, 2);
+    for (int sub_block = 0; sub_block < 16; ++sub_block) {
+        group_block[kQ6_Kx16ScalesOffset + sub_block * 16 + lane] = static_cast<uint8_t>(block.scales[sub_block]);
+    }
+    for (int block32 = 0; block32 < 8; ++block32) {
+        uint8_t* nibbles = group_block + kQ6_Kx16QuantsOffset + block32 * kQ6_Kx16BytesPer32;
+        uint8_t* top_bits = nibbles + 256;
+        for (int element = 0; element < 32; ++element) {
+            const int value = q6_k_value(block, 32 * block32 + element);
+            const int half = element / 16, chunk = (element % 16) / 4, byte = element % 4;
+            uint8_t& nibble_byte = nibbles[chunk * 64 + lane * 4 + byte];
+            nibble_byte = static_cast<uint8_t>(half == 0 ? (nibble_byte & 0xF0) | (value & 0x0F)
+                                                         : (nibble_byte & 0x0F) | (value & 0x0F) << 4);
+            uint8_t& top_byte = top_bits[half * 64 + lane * 4 + byte];
+            top_byte = static_cast<uint8_t>((top_byte & ~(3 << (2 * chunk))) | (value >> 4) << (2 * chunk));
+        }
+    }
+}
+
+// `values_per_block` columns of one row go into each `block_bytes` group-block.
 template <typename Block, typename PackFn>
-PackedWeights pack_interleaved(const MatrixView& view, WeightLayout layout, int64_t block_bytes, PackFn pack_block) {
+PackedWeights pack_interleaved(const MatrixView& view, WeightLayout layout, int64_t values_per_block,
+                               int64_t block_bytes, PackFn pack_block) {
     PackedWeights packed;
     packed.view = view;
     packed.layout = layout;
-    const int64_t num_blocks = view.row_length / 32;
+    const int64_t num_blocks = view.row_length / values_per_block;
     packed.num_groups = (view.num_rows + kPackRows - 1) / kPackRows;
     packed.group_bytes = num_blocks * block_bytes;
     packed.data = aligned_buffer(packed.num_groups * packed.group_bytes);
@@ -69,6 +100,7 @@ const char* weight_layout_name(WeightLayout layout) {
         case WeightLayout::kRowMajor: return "row-major";
         case WeightLayout::kQ4_0x16: return "q4_0x16";
         case WeightLayout::kQ8_0x16: return "q8_0x16";
+        case WeightLayout::kQ6_Kx16: return "q6_Kx16";
     }
     return "unknown";
 }
@@ -77,6 +109,7 @@ WeightLayout packed_layout_for(DType type) {
     switch (type) {
         case DType::kQ4_0: return WeightLayout::kQ4_0x16;
         case DType::kQ8_0: return WeightLayout::kQ8_0x16;
+        case DType::kQ6_K: return WeightLayout::kQ6_Kx16;
         default: return WeightLayout::kRowMajor;
     }
 }
@@ -84,10 +117,13 @@ WeightLayout packed_layout_for(DType type) {
 PackedWeights pack_weights(const MatrixView& view, bool enable) {
     const WeightLayout layout = enable ? packed_layout_for(view.type) : WeightLayout::kRowMajor;
     if (layout == WeightLayout::kQ4_0x16) {
-        return pack_interleaved<BlockQ4_0>(view, layout, kQ4_0x16BlockBytes, pack_q4_0_block);
+        return pack_interleaved<BlockQ4_0>(view, layout, kQK, kQ4_0x16BlockBytes, pack_q4_0_block);
     }
     if (layout == WeightLayout::kQ8_0x16) {
-        return pack_interleaved<BlockQ8_0>(view, layout, kQ8_0x16BlockBytes, pack_q8_0_block);
+        return pack_interleaved<BlockQ8_0>(view, layout, kQK, kQ8_0x16BlockBytes, pack_q8_0_block);
+    }
+    if (layout == WeightLayout::kQ6_Kx16) {
+        return pack_interleaved<BlockQ6_K>(view, layout, kQK_K, kQ6_Kx16BlockBytes, pack_q6_k_block);
     }
     PackedWeights packed;
     packed.view = view;

@@ -8,6 +8,12 @@
 //   Q8_0x16 group-block (544 bytes):  d[16] fp16 | 8 x 64 bytes
 //     byte b of lane r in chunk c: w[r][4c + b] + 128, as an unsigned byte
 //
+//   Q6_Kx16 group-block (3360 bytes, one 256-value super-block of 16 rows):
+//     d[16] fp16 | scales[16 sub-blocks][16 rows] int8 | per 32-value block b: 4 x 64 bytes of nibbles, 2 x 64 bytes
+//     of top bits. Nibble chunk c holds w[4c + i] (low) and w[16 + 4c + i] (high) as in Q4_0x16; byte i of lane r
+//     in top-bit vector h has, at bits 2c..2c+1, the top two bits of w[16h + 4c + i]. The stored 6-bit value is
+//     ggml's, biased by 32.
+//
 // so one 64-byte load holds 4 consecutive weights of 16 rows, and a dot-product instruction with 4 activation
 // bytes broadcast produces 16 row sums at once. Rows past the end of the matrix are zero. The bytes per weight
 // equal the ggml format's, so decode reads no more memory than the original file.
@@ -20,11 +26,15 @@
 
 namespace tern::kernels {
 
-enum class WeightLayout { kRowMajor, kQ4_0x16, kQ8_0x16 };
+enum class WeightLayout { kRowMajor, kQ4_0x16, kQ8_0x16, kQ6_Kx16 };
 
 constexpr int64_t kPackRows = 16;
 constexpr int64_t kQ4_0x16BlockBytes = 32 + 256;
 constexpr int64_t kQ8_0x16BlockBytes = 32 + 512;
+constexpr int64_t kQ6_Kx16BlockBytes = 32 + 256 + 8 * (256 + 128);  // 16 x sizeof(BlockQ6_K)
+constexpr int64_t kQ6_Kx16ScalesOffset = 32;
+constexpr int64_t kQ6_Kx16QuantsOffset = 32 + 256;
+constexpr int64_t kQ6_Kx16BytesPer32 = 256 + 128;  // nibbles and top bits of one 32-value block
 
 const char* weight_layout_name(WeightLayout layout);
 
@@ -44,7 +54,7 @@ struct PackedWeights {
 // The layout pack_weights gives a matrix of `type` (row-major when it is not repacked).
 WeightLayout packed_layout_for(DType type);
 
-// Repacks Q4_0 and Q8_0 matrices; any other type (or `enable` false) keeps the row-major view.
+// Repacks Q4_0, Q8_0 and Q6_K matrices; any other type (or `enable` false) keeps the row-major view.
 PackedWeights pack_weights(const MatrixView& view, bool enable = true);
 
 }  // namespace tern::kernels

@@ -164,8 +164,21 @@ TEST(PackedWeights, LayoutAndPadding) {
     const uint8_t* group = packed.group(1);
     EXPECT_EQ(std::memcmp(group, q4.view.row(16), 2), 0);
     for (int lane = 1; lane < 16; ++lane) EXPECT_EQ(group[lane * 2] | group[lane * 2 + 1], 0);
-    EXPECT_EQ(pack_weights(make_matrix(DType::kQ6_K, {2, 256, 1}, 4).view).layout, WeightLayout::kRowMajor);
+    EXPECT_EQ(pack_weights(make_matrix(DType::kQ4_K, {2, 256, 1}, 4).view).layout, WeightLayout::kRowMajor);
     EXPECT_EQ(pack_weights(q4.view, /*enable=*/false).layout, WeightLayout::kRowMajor);
+}
+
+// Q6_Kx16 keeps Q6_K's 210 bytes per 256 values and each row's d in its lane.
+TEST(PackedWeights, Q6_KLayout) {
+    const TestMatrix q6 = make_matrix(DType::kQ6_K, {17, 512, 1}, 5);
+    const PackedWeights packed = pack_weights(q6.view);
+    EXPECT_EQ(packed.layout, WeightLayout::kQ6_Kx16);
+    EXPECT_EQ(kQ6_Kx16BlockBytes, 16 * 210);
+    EXPECT_EQ(packed.num_groups, 2);
+    EXPECT_EQ(packed.group_bytes, 2 * kQ6_Kx16BlockBytes);
+    // Row 3's second super-block: d at lane 3 of the group's second group-block.
+    EXPECT_EQ(std::memcmp(packed.group(0) + kQ6_Kx16BlockBytes + 3 * 2, q6.view.row(3) + 210 + 208, 2), 0);
+    EXPECT_EQ(std::string(weight_layout_name(packed.layout)), "q6_Kx16");
 }
 
 }  // namespace

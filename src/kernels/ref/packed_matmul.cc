@@ -68,6 +68,62 @@ void matmul_q8_0x16(const PackedWeights& weights, const Activations& activations
                   q8_0x16_value);
 }
 
+namespace {
+
+// Q6_Kx16: per 16-value sub-block an integer dot of the stored values with the activations, less 32 times the
+// activations' sum (the bias of 32), scaled by the row's sub-block scale times d; the two sub-blocks of each
+// 32-value activation block are summed, then scaled by that block's d_a.
+int q6_kx16_value(const uint8_t* block32, int64_t lane, int element) {
+    const int chunk = (element % 16) / 4, half = element / 16;
+    const uint8_t nibbles = block32[chunk * 64 + lane * 4 + element % 4];
+    const uint8_t top_bits = block32[256 + half * 64 + lane * 4 + element % 4];
+    return (half == 0 ? (nibbles & 0x0F) : (nibbles >> 4)) | ((top_bits >> (2 * chunk)) & 3) << 4;
+}
+
+float q6_kx16_dot(const uint8_t* group, int64_t num_super_blocks, int64_t lane, const int8_t* q8, const float* scale) {
+    float total = 0.0f;
+    for (int64_t super_idx = 0; super_idx < num_super_blocks; ++super_idx) {
+        const uint8_t* block = group + super_idx * kQ6_Kx16BlockBytes;
+        uint16_t d_bits = 0;
+        std::memcpy(&d_bits, block + lane * 2, 2);
+        const float d = fp16_to_fp32(d_bits);
+        for (int block32 = 0; block32 < 8; ++block32) {
+            const uint8_t* quants = block + kQ6_Kx16QuantsOffset + block32 * kQ6_Kx16BytesPer32;
+            const int8_t* q = q8 + super_idx * 256 + block32 * 32;
+            float part = 0.0f;
+            for (int half = 0; half < 2; ++half) {
+                int32_t dot = 0;
+                for (int element = 16 * half; element < 16 * half + 16; ++element) {
+                    dot += (q6_kx16_value(quants, lane, element) - 32) * q[element];
+                }
+                const int64_t sub_block = 2 * block32 + half;
+                const int8_t sub_scale = static_cast<int8_t>(block[kQ6_Kx16ScalesOffset + sub_block * 16 + lane]);
+                part = std::fma(static_cast<float>(dot), static_cast<float>(sub_scale) * d, part);
+            }
+            total = std::fma(part, scale[super_idx * 8 + block32], total);
+        }
+    }
+    return total;
+}
+
+}  // namespace
+
+void matmul_q6_kx16(const PackedWeights& weights, const Activations& activations, int64_t group_begin,
+                    int64_t group_end, float* y, int64_t y_stride) {
+    const int64_t num_super_blocks = weights.view.row_length / 256;
+    for (int64_t group_idx = group_begin; group_idx < group_end; ++group_idx) {
+        const int64_t first_row = group_idx * kPackRows;
+        for (int64_t token_idx = 0; token_idx < activations.num_tokens; ++token_idx) {
+            const int8_t* q8 = activations.q8.data() + token_idx * activations.length;
+            const float* scale = activations.scale.data() + token_idx * activations.num_blocks();
+            for (int64_t lane = 0; lane < kPackRows && first_row + lane < weights.view.num_rows; ++lane) {
+                y[token_idx * y_stride + first_row + lane] =
+                    q6_kx16_dot(weights.group(group_idx), num_super_blocks, lane, q8, scale);
+            }
+        }
+    }
+}
+
 void matmul_f32(const MatrixView& weights, const Activations& activations, int64_t row_begin, int64_t row_end,
                 float* y, int64_t y_stride) {
     matmul_rows(weights, row_begin, row_end, activations.f32, activations.f32_stride, activations.num_tokens, y,

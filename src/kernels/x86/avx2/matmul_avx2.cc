@@ -179,6 +179,7 @@ const KernelTable* table() {
         kernels.isa = Isa::kAvx2;
         kernels.matmul_q4_0x16 = matmul_packed<Q4_0x16>;
         kernels.matmul_q8_0x16 = matmul_packed<Q8_0x16>;
+        kernels.matmul_q6_kx16 = ref::matmul_q6_kx16;  // TODO(#3): AVX2 K-quant kernels
         kernels.matmul_f32 = matmul_f32;
         kernels.matmul_f16 = matmul_f16;
         kernels.matmul_q6_k = ref::matmul_q6_k;  // TODO(#3): AVX2 K-quant kernels

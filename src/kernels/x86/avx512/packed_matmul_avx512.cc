@@ -14,6 +14,7 @@
 // Tokens are split into balanced tiles of at most kMaxTile; a panel of groups that fits in L2 stays there while
 // every token tile passes over it, so each activation byte is fetched from L2/L3 once per panel, not once per group.
 #include "kernels/x86/avx512/packed_matmul_avx512.h"
+#include "kernels/x86/avx512/packed_tile.h"
 
 #include <immintrin.h>
 
@@ -34,12 +35,6 @@ constexpr int groups_per_tile(int num_tokens) { return num_tokens >= 5 ? 2 : num
 constexpr int64_t kPrefetchBytes = 2048;
 // A panel of groups is this many weight bytes: it stays in L2 while all token tiles pass over it.
 constexpr int64_t kPanelBytes = 256 * 1024;
-
-inline __m512i broadcast_4_bytes(const int8_t* source) {
-    int32_t value;
-    std::memcpy(&value, source, 4);
-    return _mm512_set1_epi32(value);
-}
 
 // The 16 fp16 weight scales at the start of a group-block.
 inline __m512 load_scales(const uint8_t* block) {
@@ -120,17 +115,6 @@ struct TileArgs {
     int64_t y_stride;
 };
 
-// y[token][16 rows of the group], without the rows past the matrix's end.
-inline void store_rows(const TileArgs& args, int64_t group_idx, int64_t token, __m512 values) {
-    const int64_t first_row = group_idx * kPackRows, num_valid = args.weights->view.num_rows - first_row;
-    float* destination = args.y + token * args.y_stride + first_row;
-    if (num_valid >= 16) {
-        _mm512_storeu_ps(destination, values);
-    } else {
-        _mm512_mask_storeu_ps(destination, static_cast<__mmask16>((1u << num_valid) - 1), values);
-    }
-}
-
 // The hardware prefetcher follows one stream well but falls behind on kGroups interleaved ones. Prefetches past the
 // end of the weights are harmless (they never fault).
 template <typename Format, int kGroups>
@@ -189,7 +173,7 @@ void tile_kernel(const TileArgs& args, int64_t group_idx, int64_t first_token) {
         offset_sum += kTokens;
     }
     for (int g = 0; g < kGroups; ++g) {
-        for (int t = 0; t < kTokens; ++t) store_rows(args, group_idx + g, first_token + t, totals[g][t]);
+        for (int t = 0; t < kTokens; ++t) store_group_rows(*args.weights, args.y, args.y_stride, group_idx + g, first_token + t, totals[g][t]);
     }
 }
 
@@ -215,7 +199,7 @@ void decode_group(const TileArgs& args, int64_t group_idx, int64_t token) {
                                             _mm512_set1_ps(scale[block_idx]), _mm512_set1_ps(offset_sum[block_idx]));
         total = _mm512_fmadd_ps(load_scales(block), term, total);
     }
-    store_rows(args, group_idx, token, total);
+    store_group_rows(*args.weights, args.y, args.y_stride, group_idx, token, total);
 }
 
 using TileFn = void (*)(const TileArgs&, int64_t group_idx, int64_t first_token);

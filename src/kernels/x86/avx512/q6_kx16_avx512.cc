@@ -1,0 +1,205 @@
+// AVX-512 VNNI matmul of Q6_K weights repacked as Q6_Kx16 (kernels/packed_weights.h) with 8-bit activations.
+//
+// A weight vector is 4 consecutive 6-bit values of 16 rows, rebuilt from a nibble vector and a top-bit vector;
+// vpdpbusd with 4 activation bytes broadcast adds their products into 16 row sums. Per 16-value sub-block s of
+// row r and token t the integer sum starts at -32 * sum(a) (ggml's bias of 32), so no float work removes it:
+//   y[t][r] += d_a[t][b] * (sc[r][2b] * d[r] * dot[2b] + sc[r][2b + 1] * d[r] * dot[2b + 1])   per 32-value block b
+// which is three multiply-adds per 8 vpdpbusd and (row, token). sc * d is converted once per group and super-block
+// and shared by every token of a tile.
+//
+// The micro-kernel computes kGroups groups x kTokens tokens: its totals, block parts and integer sums are
+// 3 * kGroups * kTokens registers, so 2 x 4 (24) is the widest that leaves room for the weights. As in the Q4_0x16
+// kernels, a panel of groups that fits in L2 stays there while every token tile passes over it.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "kernels/x86/avx512/packed_matmul_avx512.h"
+#include "kernels/x86/avx512/packed_tile.h"
+
+namespace tern::kernels::avx512 {
+namespace {
+
+constexpr int kMaxTile = 4;
+constexpr int64_t kPanelBytes = 256 * 1024;
+constexpr int64_t kSubBlocksPer256 = 16;
+
+// -32 * the sum of each token's 16-value sub-blocks of 8-bit activations: bias[token * (length / 16) + s].
+const std::vector<int32_t>& sub_block_biases(const Activations& activations) {
+    thread_local std::vector<int32_t> bias;  // grows to the largest input, then reused
+    const int64_t per_token = activations.length / 16, count = activations.num_tokens * per_token;
+    if (static_cast<int64_t>(bias.size()) < count) bias.resize(static_cast<size_t>(count));
+    for (int64_t idx = 0; idx < count; ++idx) {
+        const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(activations.q8.data() + 16 * idx));
+        bias[static_cast<size_t>(idx)] = -32 * _mm512_reduce_add_epi32(_mm512_cvtepi8_epi32(bytes));
+    }
+    return bias;
+}
+
+struct TileArgs {
+    const PackedWeights* weights;
+    const int8_t* q8;
+    int64_t length;
+    const float* activation_scale;  // d_a per token and 32-value block
+    const int32_t* bias;            // per token and 16-value sub-block
+    float* y;
+    int64_t y_stride;
+};
+
+// Values 4c..4c+3 of sub-block `half` of a 32-value block, 16 rows, as unsigned bytes 0..63.
+template <int kHalf, int kChunk>
+inline __m512i weight_chunk(const uint8_t* block32) {
+    const __m512i low_nibble = _mm512_set1_epi8(0x0F), bits_4_5 = _mm512_set1_epi8(0x30);
+    const __m512i nibbles = _mm512_loadu_si512(block32 + kChunk * 64);
+    const __m512i top_bits = _mm512_loadu_si512(block32 + 256 + kHalf * 64);
+    const __m512i low = kHalf == 0 ? _mm512_and_si512(nibbles, low_nibble)
+                                   : _mm512_and_si512(_mm512_srli_epi16(nibbles, 4), low_nibble);
+    // Bits 2c..2c+1 of each byte to bits 4..5; 16-bit shifts move neighbours' bits in, the mask drops them.
+    __m512i top;
+    if constexpr (kChunk < 2) {
+        top = _mm512_slli_epi16(top_bits, 4 - 2 * kChunk);
+    } else if constexpr (kChunk == 2) {
+        top = top_bits;
+    } else {
+        top = _mm512_srli_epi16(top_bits, 2);
+    }
+    return _mm512_ternarylogic_epi32(low, top, bits_4_5, 0xF8);  // low | (top & bits_4_5)
+}
+
+// The integer sums of sub-block kHalf of 32-value block `block32_idx` for the tile's tokens.
+template <int kHalf, int kGroups, int kTokens>
+inline void sub_block_dots(const TileArgs& args, const uint8_t* const* quants, const int8_t* q, const int32_t* bias,
+                           int64_t bias_stride, __m512i (&dots)[kGroups][kTokens]) {
+    for (int t = 0; t < kTokens; ++t) {
+        const __m512i start = _mm512_set1_epi32(bias[t * bias_stride + kHalf]);
+        for (int g = 0; g < kGroups; ++g) dots[g][t] = start;
+    }
+    [&]<int... kChunks>(std::integer_sequence<int, kChunks...>) {
+        (
+            [&] {
+                __m512i w[kGroups];
+                for (int g = 0; g < kGroups; ++g) w[g] = weight_chunk<kHalf, kChunks>(quants[g]);
+                for (int t = 0; t < kTokens; ++t) {
+                    const __m512i a = broadcast_4_bytes(q + t * args.length + 16 * kHalf + 4 * kChunks);
+                    for (int g = 0; g < kGroups; ++g) dots[g][t] = _mm512_dpbusd_epi32(dots[g][t], w[g], a);
+                }
+            }(),
+            ...);
+    }(std::make_integer_sequence<int, 4>{});
+}
+
+// sc * d of every sub-block of one super-block of a group, as floats: scales[s] has row r in lane r.
+inline void sub_block_scales(const uint8_t* super_block, __m512* scales) {
+    const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(super_block)));
+    for (int s = 0; s < kSubBlocksPer256; ++s) {
+        const __m128i bytes =
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(super_block + kQ6_Kx16ScalesOffset + 16 * s));
+        scales[s] = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(bytes)), d);
+    }
+}
+
+// Adds 32-value block `block32` of super-block `super_idx` to the tile's totals.
+template <int kGroups, int kTokens>
+inline void add_block(const TileArgs& args, const uint8_t* const* super_blocks, const __m512 (&scales)[kGroups][16],
+                      int64_t super_idx, int block32, int64_t first_token, __m512 (&totals)[kGroups][kTokens]) {
+    const uint8_t* quants[kGroups];
+    for (int g = 0; g < kGroups; ++g) quants[g] = super_blocks[g] + kQ6_Kx16QuantsOffset + block32 * kQ6_Kx16BytesPer32;
+    const int64_t element = super_idx * 256 + block32 * 32, bias_stride = args.length / 16;
+    const int8_t* q = args.q8 + first_token * args.length + element;
+    const int32_t* bias = args.bias + first_token * bias_stride + element / 16;
+    __m512 parts[kGroups][kTokens];
+    __m512i dots[kGroups][kTokens];
+    sub_block_dots<0>(args, quants, q, bias, bias_stride, dots);
+    for (int g = 0; g < kGroups; ++g) {
+        for (int t = 0; t < kTokens; ++t) {
+            parts[g][t] = _mm512_mul_ps(_mm512_cvtepi32_ps(dots[g][t]), scales[g][2 * block32]);
+        }
+    }
+    sub_block_dots<1>(args, quants, q, bias, bias_stride, dots);
+    for (int g = 0; g < kGroups; ++g) {
+        for (int t = 0; t < kTokens; ++t) {
+            parts[g][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dots[g][t]), scales[g][2 * block32 + 1], parts[g][t]);
+        }
+    }
+    for (int t = 0; t < kTokens; ++t) {
+        const __m512 activation_scale =
+            _mm512_set1_ps(args.activation_scale[(first_token + t) * (args.length / 32) + element / 32]);
+        for (int g = 0; g < kGroups; ++g) {
+            totals[g][t] = _mm512_fmadd_ps(parts[g][t], activation_scale, totals[g][t]);
+        }
+    }
+}
+
+template <int kGroups, int kTokens>
+void tile_kernel(const TileArgs& args, int64_t group_idx, int64_t first_token) {
+    __m512 totals[kGroups][kTokens];
+    for (auto& row : totals) for (__m512& total : row) total = _mm512_setzero_ps();
+    for (int64_t super_idx = 0; super_idx < args.length / 256; ++super_idx) {
+        alignas(64) __m512 scales[kGroups][kSubBlocksPer256];
+        const uint8_t* super_blocks[kGroups];
+        for (int g = 0; g < kGroups; ++g) {
+            super_blocks[g] = args.weights->group(group_idx + g) + super_idx * kQ6_Kx16BlockBytes;
+            sub_block_scales(super_blocks[g], scales[g]);
+        }
+        for (int block32 = 0; block32 < 8; ++block32) {
+            add_block(args, super_blocks, scales, super_idx, block32, first_token, totals);
+        }
+    }
+    for (int g = 0; g < kGroups; ++g) {
+        for (int t = 0; t < kTokens; ++t) {
+            store_group_rows(*args.weights, args.y, args.y_stride, group_idx + g, first_token + t, totals[g][t]);
+        }
+    }
+}
+
+using TileFn = void (*)(const TileArgs&, int64_t group_idx, int64_t first_token);
+
+// For a tile of n tokens: the kernel over two groups (one for a single token, which streams best as one sequential
+// pass) and over one group for the rest of a panel.
+struct TileKernels {
+    TileFn wide;
+    TileFn single;
+    int num_groups;
+};
+
+template <int kTokens>
+constexpr TileKernels tile_kernels() {
+    if constexpr (kTokens == 1) {
+        return {tile_kernel<1, 1>, tile_kernel<1, 1>, 1};
+    } else {
+        return {tile_kernel<2, kTokens>, tile_kernel<1, kTokens>, 2};
+    }
+}
+
+constexpr std::array<TileKernels, kMaxTile + 1> kTiles = {TileKernels{}, tile_kernels<1>(), tile_kernels<2>(),
+                                                          tile_kernels<3>(), tile_kernels<4>()};
+
+}  // namespace
+
+void matmul_q6_kx16(const PackedWeights& weights, const Activations& activations, int64_t group_begin,
+                    int64_t group_end, float* y, int64_t y_stride) {
+    const TileArgs args{&weights, activations.q8.data(), activations.length, activations.scale.data(),
+                        sub_block_biases(activations).data(), y, y_stride};
+    const int64_t num_tokens = activations.num_tokens, num_tiles = (num_tokens + kMaxTile - 1) / kMaxTile;
+    const int64_t panel_groups = std::max<int64_t>(2, kPanelBytes / weights.group_bytes / 2 * 2);
+    for (int64_t panel_begin = group_begin; panel_begin < group_end; panel_begin += panel_groups) {
+        const int64_t panel_end = std::min(group_end, panel_begin + panel_groups);
+        for (int64_t tile_idx = 0; tile_idx < num_tiles; ++tile_idx) {
+            // Balanced tiles: 13 tokens run as 3 + 3 + 3 + 4, not 4 + 4 + 4 + 1.
+            const int64_t first_token = tile_idx * num_tokens / num_tiles;
+            const int64_t tile_tokens = (tile_idx + 1) * num_tokens / num_tiles - first_token;
+            const TileKernels& tile = kTiles[static_cast<size_t>(tile_tokens)];
+            int64_t group_idx = panel_begin;
+            for (; group_idx + tile.num_groups <= panel_end; group_idx += tile.num_groups) {
+                tile.wide(args, group_idx, first_token);
+            }
+            for (; group_idx < panel_end; ++group_idx) tile.single(args, group_idx, first_token);
+        }
+    }
+}
+
+}  // namespace tern::kernels::avx512
