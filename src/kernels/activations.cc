@@ -5,7 +5,7 @@
 
 namespace tern::kernels {
 
-void prepare_activations(const KernelTable& table, const float* x, int64_t num_tokens, int64_t length, int64_t stride, bool quantize,
+void reserve_activations(const float* x, int64_t num_tokens, int64_t length, int64_t stride, bool quantize,
                          Activations* out) {
     out->f32 = x;
     out->f32_stride = stride;
@@ -19,12 +19,22 @@ void prepare_activations(const KernelTable& table, const float* x, int64_t num_t
     if (out->q8.size() < num_values) out->q8.resize(num_values);
     if (out->scale.size() < num_blocks) out->scale.resize(num_blocks);
     if (out->sum.size() < num_blocks) out->sum.resize(num_blocks);
-    const QuantizeActivationsFn quantize_row = table.quantize_activations;
-    for (int64_t token_idx = 0; token_idx < num_tokens; ++token_idx) {
+}
+
+void quantize_activation_rows(const KernelTable& table, int64_t token_begin, int64_t token_end, Activations* out) {
+    if (!out->has_q8) return;
+    for (int64_t token_idx = token_begin; token_idx < token_end; ++token_idx) {
         const int64_t block_offset = token_idx * out->num_blocks();
-        quantize_row(x + token_idx * stride, length, out->q8.data() + token_idx * length,
-                     out->scale.data() + block_offset, out->sum.data() + block_offset);
+        table.quantize_activations(out->f32 + token_idx * out->f32_stride, out->length,
+                                   out->q8.data() + token_idx * out->length, out->scale.data() + block_offset,
+                                   out->sum.data() + block_offset);
     }
+}
+
+void prepare_activations(const KernelTable& table, const float* x, int64_t num_tokens, int64_t length, int64_t stride,
+                         bool quantize, Activations* out) {
+    reserve_activations(x, num_tokens, length, stride, quantize, out);
+    quantize_activation_rows(table, 0, num_tokens, out);
 }
 
 }  // namespace tern::kernels

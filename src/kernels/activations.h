@@ -30,7 +30,14 @@ struct Activations {
 
 // Points `out` at `x` and, when `quantize` is set (length must then be a multiple of 32), fills the 8-bit
 // copy. Buffers grow to the largest input seen and are reused.
-void prepare_activations(const KernelTable& table, const float* x, int64_t num_tokens, int64_t length, int64_t stride, bool quantize,
+void prepare_activations(const KernelTable& table, const float* x, int64_t num_tokens, int64_t length, int64_t stride,
+                         bool quantize, Activations* out);
+
+// prepare_activations in two steps, so that threads can quantize disjoint token ranges of one input at once:
+// reserve_activations points `out` at `x` and sizes its buffers; quantize_activation_rows fills tokens
+// [token_begin, token_end) (a no-op unless `quantize` was set).
+void reserve_activations(const float* x, int64_t num_tokens, int64_t length, int64_t stride, bool quantize,
                          Activations* out);
+void quantize_activation_rows(const KernelTable& table, int64_t token_begin, int64_t token_end, Activations* out);
 
 }  // namespace tern::kernels

@@ -18,12 +18,9 @@ namespace {
 
 bool needs_q8(const PackedWeights& weights) { return kernels::needs_q8_activations(weights); }
 
-void add_bias(const std::vector<float>& bias, int64_t num_tokens, float* y) {
-    if (bias.empty()) return;
-    const int64_t width = static_cast<int64_t>(bias.size());
-    for (int64_t token_idx = 0; token_idx < num_tokens; ++token_idx) {
-        for (int64_t idx = 0; idx < width; ++idx) y[token_idx * width + idx] += bias[static_cast<size_t>(idx)];
-    }
+// Adds `bias` (empty: none) to one token's row.
+void add_bias(const std::vector<float>& bias, float* row) {
+    for (size_t idx = 0; idx < bias.size(); ++idx) row[idx] += bias[idx];
 }
 
 // Writes one position's K or V row in the cache's element type.
@@ -58,10 +55,34 @@ Result<std::unique_ptr<Model>> Model::load(const std::string& path, const ModelO
     return model;
 }
 
-// Prepares the input rows of the next matmuls (quantized to 8 bits when `quantize`): q/k/v share one
-// preparation, as do gate/up.
-void Model::prepare_input(const float* x, int64_t num_tokens, int64_t length, bool quantize) {
-    kernels::prepare_activations(*kernels_, x, num_tokens, length, length, quantize, &workspace_->activations);
+// Prepares the input rows of the next matmuls (quantized to 8 bits when `quantize`, tokens split across the
+// pool): q/k/v share one preparation, as do gate/up.
+void Model::prepare_input(const float* x, int64_t num_tokens, int64_t length, bool quantize, ThreadPool* pool) {
+    kernels::Activations& activations = workspace_->activations;
+    kernels::reserve_activations(x, num_tokens, length, length, quantize, &activations);
+    if (!quantize) return;
+    pool->parallel_for(num_tokens, [&](int64_t begin, int64_t end, int) {
+        kernels::quantize_activation_rows(*kernels_, begin, end, &activations);
+    });
+}
+
+// The opening of each block, per token across the pool: hidden += delta (the previous block's output, when
+// given), normed = rms_norm(hidden) * norm_weight, and normed's 8-bit copy for the block's first matmuls.
+void Model::norm_input(const float* delta, const std::vector<float>& norm_weight, int64_t num_tokens, bool quantize,
+                       ThreadPool* pool) {
+    const int64_t dim = hparams_.embedding_dim;
+    Workspace& ws = *workspace_;
+    kernels::reserve_activations(ws.normed.data(), num_tokens, dim, dim, quantize, &ws.activations);
+    pool->parallel_for(num_tokens, [&](int64_t begin, int64_t end, int) {
+        for (int64_t token_idx = begin; token_idx < end; ++token_idx) {
+            float* hidden = ws.hidden.data() + token_idx * dim;
+            if (delta != nullptr) {
+                for (int64_t idx = 0; idx < dim; ++idx) hidden[idx] += delta[token_idx * dim + idx];
+            }
+            kernels_->rms_norm(hidden, norm_weight.data(), dim, hparams_.rms_norm_eps, ws.normed.data() + token_idx * dim);
+        }
+        kernels::quantize_activation_rows(*kernels_, begin, end, &ws.activations);
+    });
 }
 
 // y[T, rows] = input . W^T, split over work units (rows or 16-row groups) across the pool.
@@ -137,6 +158,7 @@ Status Model::forward(const TokenBatch& batch, KvCache* cache, ThreadPool* pool,
                        ws.hidden.data() + token_idx * hp.embedding_dim, hp.embedding_dim);
     }
     ws.fill_rope_tables(hp, batch.positions, weights_.rope_freq_factors);
+    // Each block leaves its output in ws.normed; the next block's opening adds it to ws.hidden.
     for (int64_t layer_idx = 0; layer_idx < hp.num_layers; ++layer_idx) {
         attention_block(layer_idx, batch, cache, pool);
         feed_forward_block(layer_idx, num_tokens, pool);
@@ -149,48 +171,47 @@ void Model::attention_block(int64_t layer_idx, const TokenBatch& batch, KvCache*
     const LayerWeights& layer = weights_.layers[static_cast<size_t>(layer_idx)];
     Workspace& ws = *workspace_;
     const int64_t num_tokens = batch.size();
-    for (int64_t token_idx = 0; token_idx < num_tokens; ++token_idx) {
-        kernels_->rms_norm(ws.hidden.data() + token_idx * hp.embedding_dim, layer.attn_norm.data(),
-                               hp.embedding_dim, hp.rms_norm_eps, ws.normed.data() + token_idx * hp.embedding_dim);
-    }
-    prepare_input(ws.normed.data(), num_tokens, hp.embedding_dim,
-                  needs_q8(layer.wq) || needs_q8(layer.wk) || needs_q8(layer.wv));
+    norm_input(layer_idx > 0 ? ws.normed.data() : nullptr, layer.attn_norm, num_tokens,
+               needs_q8(layer.wq) || needs_q8(layer.wk) || needs_q8(layer.wv), pool);
     matmul(layer.wq, ws.q.data(), pool);
     matmul(layer.wk, ws.k.data(), pool);
     matmul(layer.wv, ws.v.data(), pool);
-    add_bias(layer.bq, num_tokens, ws.q.data());
-    add_bias(layer.bk, num_tokens, ws.k.data());
-    add_bias(layer.bv, num_tokens, ws.v.data());
-    apply_rope_and_store(layer_idx, batch, cache);
+    pool->parallel_for(num_tokens, [&](int64_t begin, int64_t end, int) {
+        for (int64_t token_idx = begin; token_idx < end; ++token_idx) {
+            rope_and_store(layer_idx, batch, token_idx, cache);
+        }
+    });
     attend(layer_idx, batch, cache, pool);
-    prepare_input(ws.attn_out.data(), num_tokens, hp.q_dim(), needs_q8(layer.wo));
+    prepare_input(ws.attn_out.data(), num_tokens, hp.q_dim(), needs_q8(layer.wo), pool);
     matmul(layer.wo, ws.normed.data(), pool);
-    for (int64_t idx = 0; idx < num_tokens * hp.embedding_dim; ++idx) ws.hidden[idx] += ws.normed[idx];
 }
 
-void Model::apply_rope_and_store(int64_t layer_idx, const TokenBatch& batch, KvCache* cache) {
+// Adds the q/k/v biases of one token, rotates its q and k heads and writes its k and v rows into the cache.
+void Model::rope_and_store(int64_t layer_idx, const TokenBatch& batch, int64_t token_idx, KvCache* cache) {
     const HParams& hp = hparams_;
+    const LayerWeights& layer = weights_.layers[static_cast<size_t>(layer_idx)];
     Workspace& ws = *workspace_;
     const bool pair_halves = hp.rope_style == RopeStyle::kHalves;
     const int64_t half = hp.rope_dim / 2;
-    for (int64_t token_idx = 0; token_idx < batch.size(); ++token_idx) {
-        const float* cos_table = ws.rope_cos.data() + token_idx * half;
-        const float* sin_table = ws.rope_sin.data() + token_idx * half;
-        float* q = ws.q.data() + token_idx * hp.q_dim();
-        float* k = ws.k.data() + token_idx * hp.kv_dim();
-        for (int64_t head_idx = 0; head_idx < hp.num_heads; ++head_idx) {
-            kernels::ref::rope(q + head_idx * hp.head_dim, hp.rope_dim, cos_table, sin_table, pair_halves);
-        }
-        for (int64_t head_idx = 0; head_idx < hp.num_kv_heads; ++head_idx) {
-            kernels::ref::rope(k + head_idx * hp.head_dim, hp.rope_dim, cos_table, sin_table, pair_halves);
-        }
-        const int64_t position = batch.positions[token_idx];
-        const int64_t block = block_table(batch, *cache, token_idx)[static_cast<size_t>(position / cache->block_size())];
-        const int64_t row = position % cache->block_size();
-        store_kv_row(cache->type(), k, hp.kv_dim(), cache->key_row(layer_idx, block, row));
-        store_kv_row(cache->type(), ws.v.data() + token_idx * hp.kv_dim(), hp.kv_dim(),
-                     cache->value_row(layer_idx, block, row));
+    const float* cos_table = ws.rope_cos.data() + token_idx * half;
+    const float* sin_table = ws.rope_sin.data() + token_idx * half;
+    float* q = ws.q.data() + token_idx * hp.q_dim();
+    float* k = ws.k.data() + token_idx * hp.kv_dim();
+    float* v = ws.v.data() + token_idx * hp.kv_dim();
+    add_bias(layer.bq, q);
+    add_bias(layer.bk, k);
+    add_bias(layer.bv, v);
+    for (int64_t head_idx = 0; head_idx < hp.num_heads; ++head_idx) {
+        kernels::ref::rope(q + head_idx * hp.head_dim, hp.rope_dim, cos_table, sin_table, pair_halves);
     }
+    for (int64_t head_idx = 0; head_idx < hp.num_kv_heads; ++head_idx) {
+        kernels::ref::rope(k + head_idx * hp.head_dim, hp.rope_dim, cos_table, sin_table, pair_halves);
+    }
+    const int64_t position = batch.positions[token_idx];
+    const int64_t block = block_table(batch, *cache, token_idx)[static_cast<size_t>(position / cache->block_size())];
+    const int64_t row = position % cache->block_size();
+    store_kv_row(cache->type(), k, hp.kv_dim(), cache->key_row(layer_idx, block, row));
+    store_kv_row(cache->type(), v, hp.kv_dim(), cache->value_row(layer_idx, block, row));
 }
 
 void Model::attend(int64_t layer_idx, const TokenBatch& batch, KvCache* cache, ThreadPool* pool) {
@@ -227,31 +248,37 @@ void Model::feed_forward_block(int64_t layer_idx, int64_t num_tokens, ThreadPool
     const HParams& hp = hparams_;
     const LayerWeights& layer = weights_.layers[static_cast<size_t>(layer_idx)];
     Workspace& ws = *workspace_;
-    for (int64_t token_idx = 0; token_idx < num_tokens; ++token_idx) {
-        kernels_->rms_norm(ws.hidden.data() + token_idx * hp.embedding_dim, layer.ffn_norm.data(),
-                               hp.embedding_dim, hp.rms_norm_eps, ws.normed.data() + token_idx * hp.embedding_dim);
-    }
-    prepare_input(ws.normed.data(), num_tokens, hp.embedding_dim, needs_q8(layer.w_gate) || needs_q8(layer.w_up));
+    norm_input(ws.normed.data(), layer.ffn_norm, num_tokens, needs_q8(layer.w_gate) || needs_q8(layer.w_up), pool);
     matmul(layer.w_gate, ws.gate.data(), pool);
     matmul(layer.w_up, ws.up.data(), pool);
-    kernels_->silu_mul(ws.gate.data(), ws.up.data(), num_tokens * hp.ffn_dim, ws.gate.data());
-    prepare_input(ws.gate.data(), num_tokens, hp.ffn_dim, needs_q8(layer.w_down));
+    kernels::reserve_activations(ws.gate.data(), num_tokens, hp.ffn_dim, hp.ffn_dim, needs_q8(layer.w_down),
+                                 &ws.activations);
+    pool->parallel_for(num_tokens, [&](int64_t begin, int64_t end, int) {
+        const int64_t offset = begin * hp.ffn_dim, length = (end - begin) * hp.ffn_dim;
+        kernels_->silu_mul(ws.gate.data() + offset, ws.up.data() + offset, length, ws.gate.data() + offset);
+        kernels::quantize_activation_rows(*kernels_, begin, end, &ws.activations);
+    });
     matmul(layer.w_down, ws.normed.data(), pool);
-    for (int64_t idx = 0; idx < num_tokens * hp.embedding_dim; ++idx) ws.hidden[idx] += ws.normed[idx];
 }
 
 Status Model::compute_logits(const TokenBatch& batch, ThreadPool* pool, std::vector<float>* logits) {
     const HParams& hp = hparams_;
     Workspace& ws = *workspace_;
+    const int64_t dim = hp.embedding_dim;
     int64_t num_outputs = 0;
+    // Row num_outputs <= token_idx of ws.normed is written only after the last block's output for it is added.
     for (int64_t token_idx = 0; token_idx < batch.size(); ++token_idx) {
         if (!batch.want_logits[token_idx]) continue;
-        kernels_->rms_norm(ws.hidden.data() + token_idx * hp.embedding_dim, weights_.output_norm.data(),
-                               hp.embedding_dim, hp.rms_norm_eps, ws.normed.data() + num_outputs * hp.embedding_dim);
+        float* hidden = ws.hidden.data() + token_idx * dim;
+        if (hp.num_layers > 0) {
+            for (int64_t idx = 0; idx < dim; ++idx) hidden[idx] += ws.normed[token_idx * dim + idx];
+        }
+        kernels_->rms_norm(hidden, weights_.output_norm.data(), dim, hp.rms_norm_eps,
+                           ws.normed.data() + num_outputs * dim);
         ++num_outputs;
     }
     logits->resize(static_cast<size_t>(num_outputs * hp.vocab_size));
-    prepare_input(ws.normed.data(), num_outputs, hp.embedding_dim, needs_q8(weights_.output));
+    prepare_input(ws.normed.data(), num_outputs, dim, needs_q8(weights_.output), pool);
     matmul(weights_.output, logits->data(), pool);
     return Status::ok();
 }

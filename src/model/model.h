@@ -81,12 +81,14 @@ private:
     Status validate_tables(const TokenBatch& batch, const KvCache& cache) const;
     std::span<const int32_t> block_table(const TokenBatch& batch, const KvCache& cache, int64_t token_idx) const;
     void attention_block(int64_t layer_idx, const TokenBatch& batch, KvCache* cache, ThreadPool* pool);
-    void apply_rope_and_store(int64_t layer_idx, const TokenBatch& batch, KvCache* cache);
+    void rope_and_store(int64_t layer_idx, const TokenBatch& batch, int64_t token_idx, KvCache* cache);
     void attend(int64_t layer_idx, const TokenBatch& batch, KvCache* cache, ThreadPool* pool);
     void feed_forward_block(int64_t layer_idx, int64_t num_tokens, ThreadPool* pool);
     Status compute_logits(const TokenBatch& batch, ThreadPool* pool, std::vector<float>* logits);
 
-    void prepare_input(const float* x, int64_t num_tokens, int64_t length, bool quantize);
+    void prepare_input(const float* x, int64_t num_tokens, int64_t length, bool quantize, ThreadPool* pool);
+    void norm_input(const float* delta, const std::vector<float>& norm_weight, int64_t num_tokens, bool quantize,
+                    ThreadPool* pool);
     void matmul(const PackedWeights& weights, float* y, ThreadPool* pool);
 
     std::unique_ptr<GgufFile> file_;

@@ -121,15 +121,15 @@ inline __m512 join_halves(__m256 low, __m256 high) {
         _mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(low)), _mm256_castps_pd(high), 1));
 }
 
-// A tile's rows as floats, row-major (rows[key * head_dim + d]); rows past num_rows are zeros, so that the tile
-// kernel always runs 16 keys with constant loop bounds (its accumulators then stay in registers).
+// A tile's num_rows rows as floats, row-major (rows[key * head_dim + d]). Rows past num_rows are left as they are
+// (finite values of an earlier tile): their scores are overwritten and their values never read, so no zero-fill
+// is paid per tile.
 template <KvType kType>
 inline void convert_rows(const uint8_t* first_row, int64_t row_stride, int num_rows, int num_chunks, float* rows) {
-    for (int key = 0; key < 16; ++key) {
+    for (int key = 0; key < num_rows; ++key) {
         for (int chunk = 0; chunk < num_chunks; ++chunk) {
-            const __m512 row = key < num_rows ? load_chunk<kType>(first_row + key * row_stride, chunk)
-                                              : _mm512_setzero_ps();
-            _mm512_storeu_ps(rows + key * num_chunks * 16 + 16 * chunk, row);
+            _mm512_storeu_ps(rows + key * num_chunks * 16 + 16 * chunk,
+                             load_chunk<kType>(first_row + key * row_stride, chunk));
         }
     }
 }
@@ -179,8 +179,9 @@ inline __m256 softmax_update(const __m256* scores, GroupState& state, float* wei
 template <KvType kType, int kHeads>
 void attend_group_tile(const float* q_by_dim, int num_chunks, const Tile& tile, GroupState& state) {
     const int head_dim = 16 * num_chunks;
-    alignas(64) float keys[16 * 16 * kMaxHeadChunks];
-    alignas(64) float values[16 * 16 * kMaxHeadChunks];
+    // Per thread and zeroed once, so that rows past num_rows hold finite values of earlier tiles.
+    alignas(64) thread_local float keys[16 * 16 * kMaxHeadChunks] = {};
+    alignas(64) thread_local float values[16 * 16 * kMaxHeadChunks] = {};
     alignas(64) float weights[16 * 8];
     convert_rows<kType>(tile.keys, tile.row_stride, tile.num_rows, num_chunks, keys);
     convert_rows<kType>(tile.values, tile.row_stride, tile.num_rows, num_chunks, values);
@@ -194,7 +195,7 @@ void attend_group_tile(const float* q_by_dim, int num_chunks, const Tile& tile, 
             acc[head] = _mm512_mul_ps(_mm512_load_ps(state.acc + head * head_dim + 16 * chunk),
                                       _mm512_set1_ps(rescale_by_head[head]));
         }
-        for (int key = 0; key < 16; ++key) {
+        for (int key = 0; key < tile.num_rows; ++key) {
             const __m512 value = _mm512_load_ps(values + key * head_dim + 16 * chunk);
             for (int head = 0; head < kHeads; ++head) {
                 acc[head] = _mm512_fmadd_ps(_mm512_set1_ps(weights[8 * key + head]), value, acc[head]);
@@ -208,7 +209,9 @@ template <KvType kType, int kHeads>
 void attend_group(const float* q, int64_t q_stride, int num_heads, const PagedKv& kv, int64_t num_keys,
                   int64_t head_dim, float scale, float* out, int64_t out_stride) {
     const int num_chunks = static_cast<int>(head_dim / 16);
-    alignas(32) float q_by_dim[8 * 16 * kMaxHeadChunks] = {};
+    // Only the head_dim rows in use, and only when some lanes have no head: this runs once per token and KV head.
+    alignas(32) float q_by_dim[8 * 16 * kMaxHeadChunks];
+    if (num_heads < 8) std::memset(q_by_dim, 0, sizeof(float) * 8 * static_cast<size_t>(head_dim));
     for (int head = 0; head < num_heads; ++head) {
         for (int64_t d = 0; d < head_dim; ++d) q_by_dim[8 * d + head] = q[head * q_stride + d] * scale;
     }
