@@ -5,7 +5,7 @@
 namespace tern::apps {
 
 void register_bench(CLI::App& app) {
-    CLI::App* bench = app.add_subcommand("bench", "Benchmarks: serve (load test a server), compare, model");
+    CLI::App* bench = app.add_subcommand("bench", "Benchmarks: serve (load test a server), compare, model, engine, memory, compute");
     bench->require_subcommand(1);
     register_bench_serve(*bench);
     register_bench_model(*bench);

@@ -116,6 +116,25 @@ Status run_bench_memory(int num_threads, int64_t mebibytes, bool json) {
     return Status::ok();
 }
 
+Status run_bench_compute(int num_threads, bool json) {
+    ThreadPool pool(num_threads);
+    TERN_ASSIGN_OR_RETURN(const ComputePeak peak, measure_compute_peak(pool, 5));
+    const nlohmann::json report = {{"threads", num_threads},
+                                   {"kernels", kernels::isa_name(kernels::kernels().isa)},
+                                   {"int8_gops", measurement_json(peak.int8_gops)},
+                                   {"int8_gops_median", peak.int8_gops.median()},
+                                   {"fp32_gflops", measurement_json(peak.fp32_gflops)},
+                                   {"fp32_gflops_median", peak.fp32_gflops.median()}};
+    if (json) {
+        std::cout << report.dump() << "\n";
+    } else {
+        std::cout << fmt::format("{} threads: int8 dot products {:.0f} GOP/s median ({:.0f} best), fp32 FMA {:.0f} "
+                                 "GFLOP/s median ({:.0f} best)\n", num_threads, peak.int8_gops.median(),
+                                 peak.int8_gops.best(), peak.fp32_gflops.median(), peak.fp32_gflops.best());
+    }
+    return Status::ok();
+}
+
 }  // namespace
 
 void register_bench_model(CLI::App& bench) {
@@ -140,6 +159,13 @@ void register_bench_model(CLI::App& bench) {
     memory->add_option("--mib", *mebibytes, "MiB per array")->capture_default_str()->check(CLI::Range(1, 65536));
     memory->add_flag("--json", *json, "Print one JSON object");
     set_action(memory, [=] { return run_bench_memory(*threads, *mebibytes, *json); });
+
+    auto compute_threads = std::make_shared<int>(2);
+    auto compute_json = std::make_shared<bool>(false);
+    CLI::App* compute = bench.add_subcommand("compute", "int8 dot-product and fp32 FMA peaks (the compute ceilings)");
+    add_threads_option(compute, compute_threads.get());
+    compute->add_flag("--json", *compute_json, "Print one JSON object");
+    set_action(compute, [=] { return run_bench_compute(*compute_threads, *compute_json); });
 }
 
 }  // namespace tern::apps

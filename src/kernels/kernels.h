@@ -29,6 +29,10 @@ using RmsNormFn = void (*)(const float* x, const float* weight, int64_t length, 
 using SiluMulFn = void (*)(const float* gate, const float* up, int64_t length, float* out);
 // Sum of `length` floats; streams memory as fast as the core can (the read-bandwidth probe of `tern bench memory`).
 using SumFn = double (*)(const float* x, int64_t length);
+// A compute-ceiling probe: `iterations` x kPeakChains independent vector instructions; returns a value that
+// depends on every result, so none is optimised away.
+using PeakLoopFn = double (*)(int64_t iterations);
+constexpr int kPeakChains = 16;
 // Quantizes `length` floats (a multiple of 32) to 8-bit blocks: q, per-block scale d and d * sum(q).
 using QuantizeActivationsFn = void (*)(const float* x, int64_t length, int8_t* q, float* scale, float* sum);
 
@@ -47,6 +51,12 @@ struct KernelTable {
     AttentionFn attention_group = nullptr;
     RmsNormFn rms_norm = nullptr;
     SiluMulFn silu_mul = nullptr;
+    // Peak probes (nullptr where the ISA has no such instruction): int8 dot products do int8_ops_per_instruction
+    // operations (a multiply-add counts 2) per instruction, fp32 FMAs fp32_flops_per_instruction.
+    PeakLoopFn int8_dot_peak_loop = nullptr;
+    PeakLoopFn fp32_fma_peak_loop = nullptr;
+    int int8_ops_per_instruction = 0;
+    int fp32_flops_per_instruction = 0;
 };
 
 // The table in use: the best this CPU supports, or TERN_ISA's choice. Logged once at first use.
@@ -83,6 +93,8 @@ void attention_group(const float* q, int64_t q_stride, int64_t num_heads, const 
 
 namespace avx512 {
 const KernelTable* table();  // nullptr when not compiled in
+double int8_dot_peak_loop(int64_t iterations);
+double fp32_fma_peak_loop(int64_t iterations);
 void matmul_q4_k(const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
 void matmul_q5_k(const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
 void rms_norm(const float* x, const float* weight, int64_t length, float eps, float* out);

@@ -44,4 +44,12 @@ struct MemoryBandwidth {
 // Streams `num_bytes` per array with the pool's threads, `repetitions` times.
 MemoryBandwidth measure_memory_bandwidth(ThreadPool& pool, int64_t num_bytes, int repetitions);
 
+struct ComputePeak {
+    Measurement int8_gops;    // int8 dot products (vpdpbusd), 10^9 operations/s, a multiply-add = 2
+    Measurement fp32_gflops;  // fp32 FMAs
+};
+
+// The int8 and fp32 peaks of the pool's threads running at once; an error where the kernels have no probes.
+Result<ComputePeak> measure_compute_peak(ThreadPool& pool, int repetitions);
+
 }  // namespace tern
