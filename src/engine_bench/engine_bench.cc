@@ -13,6 +13,7 @@ struct RunState {
     std::vector<RequestTimings> finished;  // of the workload's requests
     std::optional<RequestTimings> late;
     Clock::time_point late_arrival;
+    bool late_added = false;
     int in_flight = 0;
 };
 
@@ -100,7 +101,8 @@ Result<EngineBenchResult> run_engine_bench(Engine& engine, int64_t vocab_size, c
     bool late_pending = options.late_prompt_len > 0;
     size_t next = 0;
     const Clock::time_point start = Clock::now();
-    while (next < specs.size() || run.in_flight > 0 || late_pending) {
+    // The late request counts too: with a small budget it can finish after all the others.
+    while (next < specs.size() || run.in_flight > 0 || late_pending || (run.late_added && !run.late)) {
         while (next < specs.size() && (options.max_concurrency <= 0 || run.in_flight < options.max_concurrency)) {
             const Status added = add(engine, static_cast<RequestId>(next), specs[next].prompt_token_ids,
                                      specs[next].output_len);
@@ -118,6 +120,7 @@ Result<EngineBenchResult> run_engine_bench(Engine& engine, int64_t vocab_size, c
             }
             TERN_RETURN_IF_ERROR(add(engine, late_id, std::move(prompt), options.late_output_len));
             run.late_arrival = Clock::now();
+            run.late_added = true;
             late_pending = false;
         }
         if (!engine.has_unfinished_requests()) {
