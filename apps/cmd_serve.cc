@@ -89,7 +89,7 @@ void register_serve(CLI::App& app) {
     command->add_option("--served-model-name", options->served_model_name, "Model name in the API (default: file)");
     command->add_option("--host", options->host, "Address to listen on")->capture_default_str();
     command->add_option("--port", options->port, "Port (0 = any free port)")->capture_default_str();
-    command->add_option("-t,--threads", options->num_threads, "Compute threads")->capture_default_str();
+    add_threads_option(command, &options->num_threads);
     command->add_option("--api-key", options->api_keys, "Accepted API key (repeatable)");
     command->add_option("--api-key-file", options->api_key_file, "File of accepted API keys, one a line");
     command->add_option("--chat-template", options->chat_template, "Jinja chat template file (default: the model's)");

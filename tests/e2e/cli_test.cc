@@ -79,6 +79,13 @@ TEST(Cli, BadValuesGiveOneErrorLine) {
     const testing::CommandResult missing = testing::run_tern("generate -p hi");
     EXPECT_NE(missing.exit_code, 0);
     EXPECT_NE(missing.err.find("--model"), std::string::npos) << missing.err;
+    // Every command that takes -t checks the same range, before it opens anything.
+    for (const char* command : {"serve -m ", "bench engine -m ", "bench model -m ", "generate -p hi -m "}) {
+        const testing::CommandResult bad_threads = testing::run_tern(std::string(command) + kStories + " -t 0");
+        EXPECT_NE(bad_threads.exit_code, 0) << command;
+        EXPECT_NE((bad_threads.out + bad_threads.err).find("--threads: Value 0 not in range 1 to 512"), std::string::npos)
+            << command << bad_threads.err;
+    }
 }
 
 }  // namespace
