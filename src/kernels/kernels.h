@@ -41,6 +41,7 @@ struct KernelTable {
     PackedMatmulFn matmul_q4_0x16 = nullptr;
     PackedMatmulFn matmul_q8_0x16 = nullptr;
     PackedMatmulFn matmul_q6_kx16 = nullptr;
+    PackedMatmulFn matmul_q4_kx16 = nullptr;
     RowMatmulFn matmul_f32 = nullptr;
     RowMatmulFn matmul_f16 = nullptr;
     RowMatmulFn matmul_q6_k = nullptr;  // row-major ggml Q6_K with 8-bit activations
@@ -80,6 +81,7 @@ namespace ref {
 void matmul_q4_0x16(const PackedWeights&, const Activations&, int64_t, int64_t, float*, int64_t);
 void matmul_q8_0x16(const PackedWeights&, const Activations&, int64_t, int64_t, float*, int64_t);
 void matmul_q6_kx16(const PackedWeights&, const Activations&, int64_t, int64_t, float*, int64_t);
+void matmul_q4_kx16(const PackedWeights&, const Activations&, int64_t, int64_t, float*, int64_t);
 void matmul_f32(const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
 void matmul_f16(const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
 void matmul_q6_k(const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);

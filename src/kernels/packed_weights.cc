@@ -68,6 +68,23 @@ void pack_q6_k_block(const BlockQ6_K& block, int64_t lane, uint8_t* group_block)
     }
 }
 
+void pack_q4_k_block(const BlockQ4_K& block, int64_t lane, uint8_t* group_block) {
+    std::memcpy(group_block + lane * 2, &block.d, 2);
+    std::memcpy(group_block + kQ4_Kx16MinScalesOffset + lane * 2, &block.dmin, 2);
+    for (int word = 0; word < 3; ++word) {
+        std::memcpy(group_block + kQ4_Kx16ScaleWordsOffset + word * 64 + lane * 4, block.scales + 4 * word, 4);
+    }
+    for (int element = 0; element < 256; ++element) {
+        const int run = element / 64, within = element % 64;
+        const uint8_t byte = block.qs[32 * run + within % 32];
+        const int value = within < 32 ? (byte & 0x0F) : (byte >> 4);
+        const int sub_block = element / 32, in_sub = element % 32;
+        uint8_t& packed = group_block[kQ4_Kx16QuantsOffset + sub_block * 256 + ((in_sub % 16) / 4) * 64 + lane * 4 +
+                                      in_sub % 4];
+        packed = static_cast<uint8_t>(in_sub < 16 ? (packed & 0xF0) | value : (packed & 0x0F) | value << 4);
+    }
+}
+
 // `values_per_block` columns of one row go into each `block_bytes` group-block.
 template <typename Block, typename PackFn>
 PackedWeights pack_interleaved(const MatrixView& view, WeightLayout layout, int64_t values_per_block,
@@ -101,6 +118,7 @@ const char* weight_layout_name(WeightLayout layout) {
         case WeightLayout::kQ4_0x16: return "q4_0x16";
         case WeightLayout::kQ8_0x16: return "q8_0x16";
         case WeightLayout::kQ6_Kx16: return "q6_Kx16";
+        case WeightLayout::kQ4_Kx16: return "q4_Kx16";
     }
     return "unknown";
 }
@@ -110,6 +128,7 @@ WeightLayout packed_layout_for(DType type) {
         case DType::kQ4_0: return WeightLayout::kQ4_0x16;
         case DType::kQ8_0: return WeightLayout::kQ8_0x16;
         case DType::kQ6_K: return WeightLayout::kQ6_Kx16;
+        case DType::kQ4_K: return WeightLayout::kQ4_Kx16;
         default: return WeightLayout::kRowMajor;
     }
 }
@@ -121,6 +140,9 @@ PackedWeights pack_weights(const MatrixView& view, bool enable) {
     }
     if (layout == WeightLayout::kQ8_0x16) {
         return pack_interleaved<BlockQ8_0>(view, layout, kQK, kQ8_0x16BlockBytes, pack_q8_0_block);
+    }
+    if (layout == WeightLayout::kQ4_Kx16) {
+        return pack_interleaved<BlockQ4_K>(view, layout, kQK_K, kQ4_Kx16BlockBytes, pack_q4_k_block);
     }
     if (layout == WeightLayout::kQ6_Kx16) {
         return pack_interleaved<BlockQ6_K>(view, layout, kQK_K, kQ6_Kx16BlockBytes, pack_q6_k_block);

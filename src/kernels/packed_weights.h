@@ -13,6 +13,10 @@
 //     of top bits. Nibble chunk c holds w[4c + i] (low) and w[16 + 4c + i] (high) as in Q4_0x16; byte i of lane r
 //     in top-bit vector h has, at bits 2c..2c+1, the top two bits of w[16h + 4c + i]. The stored 6-bit value is
 //     ggml's, biased by 32.
+//   Q4_Kx16 group-block (2304 bytes, one 256-value super-block of 16 rows):
+//     d[16] fp16 | dmin[16] fp16 | 3 x 64 bytes of scale words (lane r of word vector w: bytes 4w..4w+3 of row r's
+//     12 packed 6-bit scales and mins, as ggml stores them) | per 32-value sub-block j: 4 x 64 bytes of nibbles as in
+//     Q4_0x16 (chunk c: low nibble w[32j + 4c + i], high nibble w[32j + 16 + 4c + i]).
 //
 // so one 64-byte load holds 4 consecutive weights of 16 rows, and a dot-product instruction with 4 activation
 // bytes broadcast produces 16 row sums at once. Rows past the end of the matrix are zero. The bytes per weight
@@ -26,7 +30,7 @@
 
 namespace tern::kernels {
 
-enum class WeightLayout { kRowMajor, kQ4_0x16, kQ8_0x16, kQ6_Kx16 };
+enum class WeightLayout { kRowMajor, kQ4_0x16, kQ8_0x16, kQ6_Kx16, kQ4_Kx16 };
 
 constexpr int64_t kPackRows = 16;
 constexpr int64_t kQ4_0x16BlockBytes = 32 + 256;
@@ -35,6 +39,10 @@ constexpr int64_t kQ6_Kx16BlockBytes = 32 + 256 + 8 * (256 + 128);  // 16 x size
 constexpr int64_t kQ6_Kx16ScalesOffset = 32;
 constexpr int64_t kQ6_Kx16QuantsOffset = 32 + 256;
 constexpr int64_t kQ6_Kx16BytesPer32 = 256 + 128;  // nibbles and top bits of one 32-value block
+constexpr int64_t kQ4_Kx16BlockBytes = 32 + 32 + 192 + 8 * 256;  // 16 x sizeof(BlockQ4_K)
+constexpr int64_t kQ4_Kx16MinScalesOffset = 32;
+constexpr int64_t kQ4_Kx16ScaleWordsOffset = 64;
+constexpr int64_t kQ4_Kx16QuantsOffset = 64 + 192;
 
 const char* weight_layout_name(WeightLayout layout);
 
@@ -54,7 +62,7 @@ struct PackedWeights {
 // The layout pack_weights gives a matrix of `type` (row-major when it is not repacked).
 WeightLayout packed_layout_for(DType type);
 
-// Repacks Q4_0, Q8_0 and Q6_K matrices; any other type (or `enable` false) keeps the row-major view.
+// Repacks Q4_0, Q8_0, Q4_K and Q6_K matrices; any other type (or `enable` false) keeps the row-major view.
 PackedWeights pack_weights(const MatrixView& view, bool enable = true);
 
 }  // namespace tern::kernels

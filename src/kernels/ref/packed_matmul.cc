@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/fp16.h"
+#include "quant/blocks.h"
 #include "quant/dequantize.h"
 #include "kernels/kernels.h"
 #include "kernels/ref/ref_kernels.h"
@@ -106,22 +107,78 @@ float q6_kx16_dot(const uint8_t* group, int64_t num_super_blocks, int64_t lane, 
     return total;
 }
 
+// Q4_Kx16: per 32-value sub-block j an integer dot of the 4-bit values with the activations, scaled by
+// d * sc_j * d_a, less dmin * m_j times the activations' d_a * sum(q).
+void q4_kx16_scales(const uint8_t* block, int64_t lane, uint8_t* scales, uint8_t* mins) {
+    uint8_t packed[12];
+    for (int word = 0; word < 3; ++word) {
+        std::memcpy(packed + 4 * word, block + kQ4_Kx16ScaleWordsOffset + word * 64 + lane * 4, 4);
+    }
+    for (int sub_block = 0; sub_block < 8; ++sub_block) {
+        unpack_scale_min_k4(sub_block, packed, &scales[sub_block], &mins[sub_block]);
+    }
+}
+
+float q4_kx16_dot(const uint8_t* group, int64_t num_super_blocks, int64_t lane, const int8_t* q8, const float* scale,
+                  const float* sum) {
+    float total = 0.0f;
+    for (int64_t super_idx = 0; super_idx < num_super_blocks; ++super_idx) {
+        const uint8_t* block = group + super_idx * kQ4_Kx16BlockBytes;
+        uint16_t d_bits = 0, dmin_bits = 0;
+        std::memcpy(&d_bits, block + lane * 2, 2);
+        std::memcpy(&dmin_bits, block + kQ4_Kx16MinScalesOffset + lane * 2, 2);
+        uint8_t scales[8], mins[8];
+        q4_kx16_scales(block, lane, scales, mins);
+        for (int sub_block = 0; sub_block < 8; ++sub_block) {
+            const uint8_t* quants = block + kQ4_Kx16QuantsOffset + sub_block * 256;
+            const int64_t act_block = super_idx * 8 + sub_block;
+            int32_t dot = 0;
+            for (int element = 0; element < 32; ++element) {
+                dot += q4_0x16_value(quants, lane, element) * q8[act_block * 32 + element];
+            }
+            const float term = static_cast<float>(dot) * scale[act_block];
+            total = std::fma(fp16_to_fp32(d_bits) * static_cast<float>(scales[sub_block]), term, total);
+            total = std::fma(-fp16_to_fp32(dmin_bits) * static_cast<float>(mins[sub_block]), sum[act_block], total);
+        }
+    }
+    return total;
+}
+
+// y[token][row] = row_dot(group, lane, token) for every row of groups [group_begin, group_end).
+template <typename RowDotFn>
+void for_each_packed_row(const PackedWeights& weights, int64_t num_tokens, int64_t group_begin, int64_t group_end,
+                         float* y, int64_t y_stride, const RowDotFn& row_dot) {
+    for (int64_t group_idx = group_begin; group_idx < group_end; ++group_idx) {
+        const int64_t first_row = group_idx * kPackRows;
+        for (int64_t token_idx = 0; token_idx < num_tokens; ++token_idx) {
+            for (int64_t lane = 0; lane < kPackRows && first_row + lane < weights.view.num_rows; ++lane) {
+                y[token_idx * y_stride + first_row + lane] = row_dot(weights.group(group_idx), lane, token_idx);
+            }
+        }
+    }
+}
+
 }  // namespace
 
 void matmul_q6_kx16(const PackedWeights& weights, const Activations& activations, int64_t group_begin,
                     int64_t group_end, float* y, int64_t y_stride) {
     const int64_t num_super_blocks = weights.view.row_length / 256;
-    for (int64_t group_idx = group_begin; group_idx < group_end; ++group_idx) {
-        const int64_t first_row = group_idx * kPackRows;
-        for (int64_t token_idx = 0; token_idx < activations.num_tokens; ++token_idx) {
-            const int8_t* q8 = activations.q8.data() + token_idx * activations.length;
-            const float* scale = activations.scale.data() + token_idx * activations.num_blocks();
-            for (int64_t lane = 0; lane < kPackRows && first_row + lane < weights.view.num_rows; ++lane) {
-                y[token_idx * y_stride + first_row + lane] =
-                    q6_kx16_dot(weights.group(group_idx), num_super_blocks, lane, q8, scale);
-            }
-        }
-    }
+    for_each_packed_row(weights, activations.num_tokens, group_begin, group_end, y, y_stride,
+                        [&](const uint8_t* group, int64_t lane, int64_t token_idx) {
+        return q6_kx16_dot(group, num_super_blocks, lane, activations.q8.data() + token_idx * activations.length,
+                           activations.scale.data() + token_idx * activations.num_blocks());
+    });
+}
+
+void matmul_q4_kx16(const PackedWeights& weights, const Activations& activations, int64_t group_begin,
+                    int64_t group_end, float* y, int64_t y_stride) {
+    const int64_t num_super_blocks = weights.view.row_length / 256;
+    for_each_packed_row(weights, activations.num_tokens, group_begin, group_end, y, y_stride,
+                        [&](const uint8_t* group, int64_t lane, int64_t token_idx) {
+        const int64_t first_block = token_idx * activations.num_blocks();
+        return q4_kx16_dot(group, num_super_blocks, lane, activations.q8.data() + token_idx * activations.length,
+                           activations.scale.data() + first_block, activations.sum.data() + first_block);
+    });
 }
 
 void matmul_f32(const MatrixView& weights, const Activations& activations, int64_t row_begin, int64_t row_end,

@@ -93,6 +93,7 @@ const KernelTable* table() {
         kernels.matmul_q4_0x16 = matmul_q4_0x16;
         kernels.matmul_q8_0x16 = matmul_q8_0x16;
         kernels.matmul_q6_kx16 = matmul_q6_kx16;
+        kernels.matmul_q4_kx16 = matmul_q4_kx16;
         kernels.matmul_f32 = matmul_f32;
         kernels.matmul_f16 = matmul_f16;
         kernels.matmul_q6_k = ref::matmul_q6_k;  // only without repacking: Q6_K loads as Q6_Kx16

@@ -3,8 +3,11 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include "kernels/packed_weights.h"
 
@@ -28,5 +31,69 @@ inline void store_group_rows(const PackedWeights& weights, float* y, int64_t y_s
         _mm512_mask_storeu_ps(destination, static_cast<__mmask16>((1u << num_valid) - 1), values);
     }
 }
+
+// Stores a tile's totals[g][t] (group group_idx + g, token first_token + t).
+template <int kGroups, int kTokens>
+inline void store_tile(const PackedWeights& weights, float* y, int64_t y_stride, int64_t group_idx,
+                       int64_t first_token, const __m512 (&totals)[kGroups][kTokens]) {
+    for (int g = 0; g < kGroups; ++g) {
+        for (int t = 0; t < kTokens; ++t) {
+            store_group_rows(weights, y, y_stride, group_idx + g, first_token + t, totals[g][t]);
+        }
+    }
+}
+
+// The token-tile loop of the K-quant packed kernels. Kernel::Args is what every tile reads and
+// Kernel::tile<kGroups, kTokens>(args, group_idx, first_token) computes kGroups groups x kTokens tokens; tiles of one
+// token take one group (one sequential stream), wider tiles two. Panels of groups small enough to stay in L2 are
+// passed over by every token tile, split evenly (16 tokens run as 5 + 5 + 6 with kMaxTile 6, not 6 + 6 + 4).
+template <typename Kernel, int kMaxTile>
+class TiledMatmul {
+public:
+    using Args = typename Kernel::Args;
+
+    static void run(const Args& args, const PackedWeights& weights, int64_t num_tokens, int64_t group_begin,
+                    int64_t group_end) {
+        constexpr int64_t kPanelBytes = 256 * 1024;
+        const int64_t num_tiles = (num_tokens + kMaxTile - 1) / kMaxTile;
+        const int64_t panel_groups = std::max<int64_t>(2, kPanelBytes / weights.group_bytes / 2 * 2);
+        for (int64_t panel_begin = group_begin; panel_begin < group_end; panel_begin += panel_groups) {
+            const int64_t panel_end = std::min(group_end, panel_begin + panel_groups);
+            for (int64_t tile_idx = 0; tile_idx < num_tiles; ++tile_idx) {
+                const int64_t first_token = tile_idx * num_tokens / num_tiles;
+                const Entry& tile = kTable[static_cast<size_t>((tile_idx + 1) * num_tokens / num_tiles - first_token)];
+                int64_t group_idx = panel_begin;
+                for (; group_idx + tile.num_groups <= panel_end; group_idx += tile.num_groups) {
+                    tile.wide(args, group_idx, first_token);
+                }
+                for (; group_idx < panel_end; ++group_idx) tile.single(args, group_idx, first_token);
+            }
+        }
+    }
+
+private:
+    using TileFn = void (*)(const Args&, int64_t group_idx, int64_t first_token);
+    struct Entry {
+        TileFn wide;
+        TileFn single;
+        int num_groups;
+    };
+
+    template <int kTokens>
+    static constexpr Entry entry() {
+        if constexpr (kTokens == 1) {
+            return {Kernel::template tile<1, 1>, Kernel::template tile<1, 1>, 1};
+        } else {
+            return {Kernel::template tile<2, kTokens>, Kernel::template tile<1, kTokens>, 2};
+        }
+    }
+
+    template <int... kCounts>
+    static constexpr std::array<Entry, kMaxTile + 1> table(std::integer_sequence<int, kCounts...>) {
+        return {Entry{}, entry<kCounts + 1>()...};
+    }
+
+    static constexpr std::array<Entry, kMaxTile + 1> kTable = table(std::make_integer_sequence<int, kMaxTile>{});
+};
 
 }  // namespace tern::kernels::avx512

@@ -25,7 +25,6 @@ namespace tern::kernels::avx512 {
 namespace {
 
 constexpr int kMaxTile = 4;
-constexpr int64_t kPanelBytes = 256 * 1024;
 constexpr int64_t kSubBlocksPer256 = 16;
 
 // -32 * the sum of each token's 16-value sub-blocks of 8-bit activations: bias[token * (length / 16) + s].
@@ -134,49 +133,29 @@ inline void add_block(const TileArgs& args, const uint8_t* const* super_blocks, 
     }
 }
 
-template <int kGroups, int kTokens>
-void tile_kernel(const TileArgs& args, int64_t group_idx, int64_t first_token) {
-    __m512 totals[kGroups][kTokens];
-    for (auto& row : totals) for (__m512& total : row) total = _mm512_setzero_ps();
-    for (int64_t super_idx = 0; super_idx < args.length / 256; ++super_idx) {
-        alignas(64) __m512 scales[kGroups][kSubBlocksPer256];
-        const uint8_t* super_blocks[kGroups];
-        for (int g = 0; g < kGroups; ++g) {
-            super_blocks[g] = args.weights->group(group_idx + g) + super_idx * kQ6_Kx16BlockBytes;
-            sub_block_scales(super_blocks[g], scales[g]);
-        }
-        for (int block32 = 0; block32 < 8; ++block32) {
-            add_block(args, super_blocks, scales, super_idx, block32, first_token, totals);
-        }
-    }
-    for (int g = 0; g < kGroups; ++g) {
-        for (int t = 0; t < kTokens; ++t) {
-            store_group_rows(*args.weights, args.y, args.y_stride, group_idx + g, first_token + t, totals[g][t]);
-        }
-    }
-}
+// The micro-kernel table entries for TiledMatmul (packed_tile.h).
+struct Q6_KTiles {
+    using Args = TileArgs;
 
-using TileFn = void (*)(const TileArgs&, int64_t group_idx, int64_t first_token);
-
-// For a tile of n tokens: the kernel over two groups (one for a single token, which streams best as one sequential
-// pass) and over one group for the rest of a panel.
-struct TileKernels {
-    TileFn wide;
-    TileFn single;
-    int num_groups;
+    template <int kGroups, int kTokens>
+    static void tile(const TileArgs& args, int64_t group_idx, int64_t first_token) {
+        __m512 totals[kGroups][kTokens];
+        for (auto& row : totals) for (__m512& total : row) total = _mm512_setzero_ps();
+        for (int64_t super_idx = 0; super_idx < args.length / 256; ++super_idx) {
+            alignas(64) __m512 scales[kGroups][kSubBlocksPer256];
+            const uint8_t* super_blocks[kGroups];
+            for (int g = 0; g < kGroups; ++g) {
+                super_blocks[g] = args.weights->group(group_idx + g) + super_idx * kQ6_Kx16BlockBytes;
+                sub_block_scales(super_blocks[g], scales[g]);
+            }
+            for (int block32 = 0; block32 < 8; ++block32) {
+                add_block(args, super_blocks, scales, super_idx, block32, first_token, totals);
+            }
+        }
+        store_tile(*args.weights, args.y, args.y_stride, group_idx, first_token, totals);
+    }
 };
 
-template <int kTokens>
-constexpr TileKernels tile_kernels() {
-    if constexpr (kTokens == 1) {
-        return {tile_kernel<1, 1>, tile_kernel<1, 1>, 1};
-    } else {
-        return {tile_kernel<2, kTokens>, tile_kernel<1, kTokens>, 2};
-    }
-}
-
-constexpr std::array<TileKernels, kMaxTile + 1> kTiles = {TileKernels{}, tile_kernels<1>(), tile_kernels<2>(),
-                                                          tile_kernels<3>(), tile_kernels<4>()};
 
 }  // namespace
 
@@ -184,22 +163,7 @@ void matmul_q6_kx16(const PackedWeights& weights, const Activations& activations
                     int64_t group_end, float* y, int64_t y_stride) {
     const TileArgs args{&weights, activations.q8.data(), activations.length, activations.scale.data(),
                         sub_block_biases(activations).data(), y, y_stride};
-    const int64_t num_tokens = activations.num_tokens, num_tiles = (num_tokens + kMaxTile - 1) / kMaxTile;
-    const int64_t panel_groups = std::max<int64_t>(2, kPanelBytes / weights.group_bytes / 2 * 2);
-    for (int64_t panel_begin = group_begin; panel_begin < group_end; panel_begin += panel_groups) {
-        const int64_t panel_end = std::min(group_end, panel_begin + panel_groups);
-        for (int64_t tile_idx = 0; tile_idx < num_tiles; ++tile_idx) {
-            // Balanced tiles: 13 tokens run as 3 + 3 + 3 + 4, not 4 + 4 + 4 + 1.
-            const int64_t first_token = tile_idx * num_tokens / num_tiles;
-            const int64_t tile_tokens = (tile_idx + 1) * num_tokens / num_tiles - first_token;
-            const TileKernels& tile = kTiles[static_cast<size_t>(tile_tokens)];
-            int64_t group_idx = panel_begin;
-            for (; group_idx + tile.num_groups <= panel_end; group_idx += tile.num_groups) {
-                tile.wide(args, group_idx, first_token);
-            }
-            for (; group_idx < panel_end; ++group_idx) tile.single(args, group_idx, first_token);
-        }
-    }
+    TiledMatmul<Q6_KTiles, kMaxTile>::run(args, weights, activations.num_tokens, group_begin, group_end);
 }
 
 }  // namespace tern::kernels::avx512

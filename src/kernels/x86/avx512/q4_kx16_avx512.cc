@@ -1,0 +1,132 @@
+// AVX-512 VNNI matmul of Q4_K weights repacked as Q4_Kx16 (kernels/packed_weights.h) with 8-bit activations.
+//
+// Each 32-value sub-block j of a row meets one 32-value activation block, so, as in the Q4_0x16 kernels, one
+// integer sum per (row, token, block) from 8 vpdpbusd, then
+//   y[t][r] += (d[r] * sc[r][j]) * (d_a * dot) - (dmin[r] * m[r][j]) * (d_a * sum(q_a))
+// three multiply-adds per 8 vpdpbusd. The 6-bit scales and mins stay packed as ggml has them (12 bytes a row);
+// lane r of the three word vectors holds row r's words, so the 32-bit shuffles of the row-major kernel unpack all
+// 16 rows at once, once per group and super-block for every token of a tile.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+#include "kernels/x86/avx512/packed_matmul_avx512.h"
+#include "kernels/x86/avx512/packed_tile.h"
+
+namespace tern::kernels::avx512 {
+namespace {
+
+constexpr int kMaxTile = 6;
+
+// d * sc_j and dmin * m_j of one super-block of a group (lane r: row r).
+struct SubBlockScales {
+    __m512 scales[8];
+    __m512 mins[8];
+};
+
+inline __m512 byte_as_float(__m512i words, int byte) {
+    return _mm512_cvtepi32_ps(_mm512_and_si512(_mm512_srli_epi32(words, 8 * byte), _mm512_set1_epi32(0xFF)));
+}
+
+inline void unpack_scales(const uint8_t* super_block, SubBlockScales* out) {
+    const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(super_block)));
+    const __m512 dmin = _mm512_cvtph_ps(
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(super_block + kQ4_Kx16MinScalesOffset)));
+    const uint8_t* words = super_block + kQ4_Kx16ScaleWordsOffset;
+    const __m512i w0 = _mm512_loadu_si512(words), w1 = _mm512_loadu_si512(words + 64);
+    const __m512i w2 = _mm512_loadu_si512(words + 128);
+    const __m512i low6 = _mm512_set1_epi32(0x3f3f3f3f), low4 = _mm512_set1_epi32(0x0f0f0f0f);
+    const __m512i low2 = _mm512_set1_epi32(0x03030303);
+    // The word shuffles of quant/blocks.h's unpack_scale_min_k4, on 16 rows at once.
+    const __m512i scales_low = _mm512_and_si512(w0, low6), mins_low = _mm512_and_si512(w1, low6);
+    const __m512i scales_high = _mm512_or_si512(
+        _mm512_and_si512(w2, low4), _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(w0, 6), low2), 4));
+    const __m512i mins_high = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(w2, 4), low4),
+                                              _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(w1, 6), low2), 4));
+    for (int byte = 0; byte < 4; ++byte) {
+        out->scales[byte] = _mm512_mul_ps(byte_as_float(scales_low, byte), d);
+        out->scales[byte + 4] = _mm512_mul_ps(byte_as_float(scales_high, byte), d);
+        out->mins[byte] = _mm512_mul_ps(byte_as_float(mins_low, byte), dmin);
+        out->mins[byte + 4] = _mm512_mul_ps(byte_as_float(mins_high, byte), dmin);
+    }
+}
+
+struct TileArgs {
+    const PackedWeights* weights;
+    const Activations* activations;
+    float* y;
+    int64_t y_stride;
+};
+
+// Values 4k..4k+3 (k < 4) or 16 + 4(k-4).. of a sub-block's 16 rows: nibble vector k % 4, low or high nibbles.
+inline __m512i weight_chunk(const uint8_t* quants, int k) {
+    const __m512i low_nibble = _mm512_set1_epi8(0x0F);
+    const __m512i raw = _mm512_loadu_si512(quants + (k % 4) * 64);
+    return k < 4 ? _mm512_and_si512(raw, low_nibble) : _mm512_and_si512(_mm512_srli_epi16(raw, 4), low_nibble);
+}
+
+template <int kGroups, int kTokens>
+inline void add_sub_block(const TileArgs& args, const uint8_t* const* super_blocks, const SubBlockScales* scales,
+                          int64_t act_block, int sub_block, int64_t first_token, __m512 (&totals)[kGroups][kTokens]) {
+    const Activations& activations = *args.activations;
+    const int8_t* q = activations.q8.data() + first_token * activations.length + act_block * 32;
+    __m512i dots[kGroups][kTokens];
+    for (auto& row : dots) for (__m512i& dot : row) dot = _mm512_setzero_si512();
+#pragma GCC unroll 8
+    for (int k = 0; k < 8; ++k) {
+        __m512i w[kGroups];
+        for (int g = 0; g < kGroups; ++g) {
+            w[g] = weight_chunk(super_blocks[g] + kQ4_Kx16QuantsOffset + sub_block * 256, k);
+        }
+        for (int t = 0; t < kTokens; ++t) {
+            const __m512i a = broadcast_4_bytes(q + t * activations.length + 4 * k);
+            for (int g = 0; g < kGroups; ++g) dots[g][t] = _mm512_dpbusd_epi32(dots[g][t], w[g], a);
+        }
+    }
+    for (int t = 0; t < kTokens; ++t) {
+        const int64_t scale_idx = (first_token + t) * activations.num_blocks() + act_block;
+        const __m512 activation_scale = _mm512_set1_ps(activations.scale[static_cast<size_t>(scale_idx)]);
+        const __m512 activation_sum = _mm512_set1_ps(activations.sum[static_cast<size_t>(scale_idx)]);
+        for (int g = 0; g < kGroups; ++g) {
+            const __m512 term = _mm512_mul_ps(_mm512_cvtepi32_ps(dots[g][t]), activation_scale);
+            totals[g][t] = _mm512_fmadd_ps(scales[g].scales[sub_block], term, totals[g][t]);
+            totals[g][t] = _mm512_fnmadd_ps(scales[g].mins[sub_block], activation_sum, totals[g][t]);
+        }
+    }
+}
+
+// The micro-kernel table entries for TiledMatmul (packed_tile.h).
+struct Q4_KTiles {
+    using Args = TileArgs;
+
+    template <int kGroups, int kTokens>
+    static void tile(const TileArgs& args, int64_t group_idx, int64_t first_token) {
+        __m512 totals[kGroups][kTokens];
+        for (auto& row : totals) for (__m512& total : row) total = _mm512_setzero_ps();
+        for (int64_t super_idx = 0; super_idx < args.weights->view.row_length / 256; ++super_idx) {
+            alignas(64) SubBlockScales scales[kGroups];
+            const uint8_t* super_blocks[kGroups];
+            for (int g = 0; g < kGroups; ++g) {
+                super_blocks[g] = args.weights->group(group_idx + g) + super_idx * kQ4_Kx16BlockBytes;
+                unpack_scales(super_blocks[g], &scales[g]);
+            }
+            for (int sub_block = 0; sub_block < 8; ++sub_block) {
+                add_sub_block(args, super_blocks, scales, super_idx * 8 + sub_block, sub_block, first_token, totals);
+            }
+        }
+        store_tile(*args.weights, args.y, args.y_stride, group_idx, first_token, totals);
+    }
+};
+
+
+}  // namespace
+
+void matmul_q4_kx16(const PackedWeights& weights, const Activations& activations, int64_t group_begin,
+                    int64_t group_end, float* y, int64_t y_stride) {
+    TiledMatmul<Q4_KTiles, kMaxTile>::run(TileArgs{&weights, &activations, y, y_stride}, weights,
+                                          activations.num_tokens, group_begin, group_end);
+}
+
+}  // namespace tern::kernels::avx512
