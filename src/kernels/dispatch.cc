@@ -14,6 +14,7 @@ const KernelTable& ref_table() {
         ref_kernels.matmul_q8_0x16 = ref::matmul_q8_0x16;
         ref_kernels.matmul_q6_kx16 = ref::matmul_q6_kx16;
         ref_kernels.matmul_q4_kx16 = ref::matmul_q4_kx16;
+        ref_kernels.matmul_q5_kx16 = ref::matmul_q5_kx16;
         ref_kernels.matmul_f32 = ref::matmul_f32;
         ref_kernels.matmul_f16 = ref::matmul_f16;
         ref_kernels.matmul_q6_k = ref::matmul_q6_k;
@@ -64,6 +65,8 @@ void matmul(const KernelTable& table, const PackedWeights& weights, const Activa
             return table.matmul_q6_kx16(weights, activations, unit_begin, unit_end, y, y_stride);
         case WeightLayout::kQ4_Kx16:
             return table.matmul_q4_kx16(weights, activations, unit_begin, unit_end, y, y_stride);
+        case WeightLayout::kQ5_Kx16:
+            return table.matmul_q5_kx16(weights, activations, unit_begin, unit_end, y, y_stride);
         case WeightLayout::kRowMajor:
             break;
     }

@@ -42,6 +42,7 @@ struct KernelTable {
     PackedMatmulFn matmul_q8_0x16 = nullptr;
     PackedMatmulFn matmul_q6_kx16 = nullptr;
     PackedMatmulFn matmul_q4_kx16 = nullptr;
+    PackedMatmulFn matmul_q5_kx16 = nullptr;
     RowMatmulFn matmul_f32 = nullptr;
     RowMatmulFn matmul_f16 = nullptr;
     RowMatmulFn matmul_q6_k = nullptr;  // row-major ggml Q6_K with 8-bit activations
@@ -82,6 +83,7 @@ void matmul_q4_0x16(const PackedWeights&, const Activations&, int64_t, int64_t, 
 void matmul_q8_0x16(const PackedWeights&, const Activations&, int64_t, int64_t, float*, int64_t);
 void matmul_q6_kx16(const PackedWeights&, const Activations&, int64_t, int64_t, float*, int64_t);
 void matmul_q4_kx16(const PackedWeights&, const Activations&, int64_t, int64_t, float*, int64_t);
+void matmul_q5_kx16(const PackedWeights&, const Activations&, int64_t, int64_t, float*, int64_t);
 void matmul_f32(const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
 void matmul_f16(const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
 void matmul_q6_k(const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
@@ -97,8 +99,6 @@ namespace avx512 {
 const KernelTable* table();  // nullptr when not compiled in
 double int8_dot_peak_loop(int64_t iterations);
 double fp32_fma_peak_loop(int64_t iterations);
-void matmul_q4_k(const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
-void matmul_q5_k(const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
 void rms_norm(const float* x, const float* weight, int64_t length, float eps, float* out);
 void silu_mul(const float* gate, const float* up, int64_t length, float* out);
 void attention_group(const float* q, int64_t q_stride, int64_t num_heads, const PagedKv& kv, int64_t num_keys,

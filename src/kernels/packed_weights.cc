@@ -68,20 +68,55 @@ void pack_q6_k_block(const BlockQ6_K& block, int64_t lane, uint8_t* group_block)
     }
 }
 
-void pack_q4_k_block(const BlockQ4_K& block, int64_t lane, uint8_t* group_block) {
+// The Q4_K / Q5_K header: d, dmin and the packed scale words.
+template <typename Block>
+void pack_k_header(const Block& block, int64_t lane, uint8_t* group_block) {
     std::memcpy(group_block + lane * 2, &block.d, 2);
     std::memcpy(group_block + kQ4_Kx16MinScalesOffset + lane * 2, &block.dmin, 2);
     for (int word = 0; word < 3; ++word) {
         std::memcpy(group_block + kQ4_Kx16ScaleWordsOffset + word * 64 + lane * 4, block.scales + 4 * word, 4);
     }
+}
+
+// Element e of a Q4_K / Q5_K block: its low 4 bits, and where it goes in a sub-block of the packed layout.
+struct KQuantElement {
+    int low_bits;
+    int sub_block;
+    int nibble_chunk;  // 0..7: chunk k < 4 holds low nibbles of vector k, k >= 4 high nibbles of vector k - 4
+    int byte;
+};
+
+KQuantElement k_quant_element(const uint8_t* qs, int element) {
+    const int run = element / 64, within = element % 64;
+    const uint8_t stored = qs[32 * run + within % 32];
+    const int in_sub = element % 32;
+    return {within < 32 ? (stored & 0x0F) : (stored >> 4), element / 32, in_sub / 4 % 4 + 4 * (in_sub / 16),
+            in_sub % 4};
+}
+
+void pack_nibble(const KQuantElement& e, int64_t lane, uint8_t* sub_block) {
+    uint8_t& packed = sub_block[(e.nibble_chunk % 4) * 64 + lane * 4 + e.byte];
+    packed = static_cast<uint8_t>(e.nibble_chunk < 4 ? (packed & 0xF0) | e.low_bits : (packed & 0x0F) | e.low_bits << 4);
+}
+
+void pack_q4_k_block(const BlockQ4_K& block, int64_t lane, uint8_t* group_block) {
+    pack_k_header(block, lane, group_block);
     for (int element = 0; element < 256; ++element) {
+        const KQuantElement e = k_quant_element(block.qs, element);
+        pack_nibble(e, lane, group_block + kQ4_Kx16QuantsOffset + e.sub_block * kQ4_Kx16BytesPerSubBlock);
+    }
+}
+
+void pack_q5_k_block(const BlockQ5_K& block, int64_t lane, uint8_t* group_block) {
+    pack_k_header(block, lane, group_block);
+    for (int element = 0; element < 256; ++element) {
+        const KQuantElement e = k_quant_element(block.qs, element);
+        uint8_t* sub_block = group_block + kQ4_Kx16QuantsOffset + e.sub_block * kQ5_Kx16BytesPerSubBlock;
+        pack_nibble(e, lane, sub_block);
         const int run = element / 64, within = element % 64;
-        const uint8_t byte = block.qs[32 * run + within % 32];
-        const int value = within < 32 ? (byte & 0x0F) : (byte >> 4);
-        const int sub_block = element / 32, in_sub = element % 32;
-        uint8_t& packed = group_block[kQ4_Kx16QuantsOffset + sub_block * 256 + ((in_sub % 16) / 4) * 64 + lane * 4 +
-                                      in_sub % 4];
-        packed = static_cast<uint8_t>(in_sub < 16 ? (packed & 0xF0) | value : (packed & 0x0F) | value << 4);
+        const int fifth = (block.qh[within % 32] >> (2 * run + within / 32)) & 1;
+        uint8_t& bits = sub_block[256 + lane * 4 + e.byte];
+        bits = static_cast<uint8_t>((bits & ~(1 << e.nibble_chunk)) | fifth << e.nibble_chunk);
     }
 }
 
@@ -119,6 +154,7 @@ const char* weight_layout_name(WeightLayout layout) {
         case WeightLayout::kQ8_0x16: return "q8_0x16";
         case WeightLayout::kQ6_Kx16: return "q6_Kx16";
         case WeightLayout::kQ4_Kx16: return "q4_Kx16";
+        case WeightLayout::kQ5_Kx16: return "q5_Kx16";
     }
     return "unknown";
 }
@@ -129,6 +165,7 @@ WeightLayout packed_layout_for(DType type) {
         case DType::kQ8_0: return WeightLayout::kQ8_0x16;
         case DType::kQ6_K: return WeightLayout::kQ6_Kx16;
         case DType::kQ4_K: return WeightLayout::kQ4_Kx16;
+        case DType::kQ5_K: return WeightLayout::kQ5_Kx16;
         default: return WeightLayout::kRowMajor;
     }
 }
@@ -143,6 +180,9 @@ PackedWeights pack_weights(const MatrixView& view, bool enable) {
     }
     if (layout == WeightLayout::kQ4_Kx16) {
         return pack_interleaved<BlockQ4_K>(view, layout, kQK_K, kQ4_Kx16BlockBytes, pack_q4_k_block);
+    }
+    if (layout == WeightLayout::kQ5_Kx16) {
+        return pack_interleaved<BlockQ5_K>(view, layout, kQK_K, kQ5_Kx16BlockBytes, pack_q5_k_block);
     }
     if (layout == WeightLayout::kQ6_Kx16) {
         return pack_interleaved<BlockQ6_K>(view, layout, kQK_K, kQ6_Kx16BlockBytes, pack_q6_k_block);

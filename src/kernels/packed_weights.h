@@ -17,6 +17,9 @@
 //     d[16] fp16 | dmin[16] fp16 | 3 x 64 bytes of scale words (lane r of word vector w: bytes 4w..4w+3 of row r's
 //     12 packed 6-bit scales and mins, as ggml stores them) | per 32-value sub-block j: 4 x 64 bytes of nibbles as in
 //     Q4_0x16 (chunk c: low nibble w[32j + 4c + i], high nibble w[32j + 16 + 4c + i]).
+//   Q5_Kx16 group-block (2816 bytes): as Q4_Kx16, with 64 bytes of fifth bits after each sub-block's nibbles: bit k
+//     of byte i of lane r is the fifth bit of the value in nibble chunk k (k < 4: low nibbles of chunk k, k >= 4:
+//     high nibbles of chunk k - 4), byte i.
 //
 // so one 64-byte load holds 4 consecutive weights of 16 rows, and a dot-product instruction with 4 activation
 // bytes broadcast produces 16 row sums at once. Rows past the end of the matrix are zero. The bytes per weight
@@ -30,7 +33,7 @@
 
 namespace tern::kernels {
 
-enum class WeightLayout { kRowMajor, kQ4_0x16, kQ8_0x16, kQ6_Kx16, kQ4_Kx16 };
+enum class WeightLayout { kRowMajor, kQ4_0x16, kQ8_0x16, kQ6_Kx16, kQ4_Kx16, kQ5_Kx16 };
 
 constexpr int64_t kPackRows = 16;
 constexpr int64_t kQ4_0x16BlockBytes = 32 + 256;
@@ -42,7 +45,10 @@ constexpr int64_t kQ6_Kx16BytesPer32 = 256 + 128;  // nibbles and top bits of on
 constexpr int64_t kQ4_Kx16BlockBytes = 32 + 32 + 192 + 8 * 256;  // 16 x sizeof(BlockQ4_K)
 constexpr int64_t kQ4_Kx16MinScalesOffset = 32;
 constexpr int64_t kQ4_Kx16ScaleWordsOffset = 64;
-constexpr int64_t kQ4_Kx16QuantsOffset = 64 + 192;
+constexpr int64_t kQ4_Kx16QuantsOffset = 64 + 192;  // also Q5_Kx16's
+constexpr int64_t kQ4_Kx16BytesPerSubBlock = 256;
+constexpr int64_t kQ5_Kx16BytesPerSubBlock = 256 + 64;
+constexpr int64_t kQ5_Kx16BlockBytes = kQ4_Kx16QuantsOffset + 8 * kQ5_Kx16BytesPerSubBlock;  // 16 x sizeof(BlockQ5_K)
 
 const char* weight_layout_name(WeightLayout layout);
 
@@ -62,7 +68,7 @@ struct PackedWeights {
 // The layout pack_weights gives a matrix of `type` (row-major when it is not repacked).
 WeightLayout packed_layout_for(DType type);
 
-// Repacks Q4_0, Q8_0, Q4_K and Q6_K matrices; any other type (or `enable` false) keeps the row-major view.
+// Repacks Q4_0, Q8_0, Q4_K, Q5_K and Q6_K matrices; any other type (or `enable` false) keeps the row-major view.
 PackedWeights pack_weights(const MatrixView& view, bool enable = true);
 
 }  // namespace tern::kernels

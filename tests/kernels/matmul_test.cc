@@ -164,7 +164,7 @@ TEST(PackedWeights, LayoutAndPadding) {
     const uint8_t* group = packed.group(1);
     EXPECT_EQ(std::memcmp(group, q4.view.row(16), 2), 0);
     for (int lane = 1; lane < 16; ++lane) EXPECT_EQ(group[lane * 2] | group[lane * 2 + 1], 0);
-    EXPECT_EQ(pack_weights(make_matrix(DType::kQ5_K, {2, 256, 1}, 4).view).layout, WeightLayout::kRowMajor);
+    EXPECT_EQ(pack_weights(make_matrix(DType::kBF16, {2, 256, 1}, 4).view).layout, WeightLayout::kRowMajor);
     EXPECT_EQ(pack_weights(q4.view, /*enable=*/false).layout, WeightLayout::kRowMajor);
 }
 

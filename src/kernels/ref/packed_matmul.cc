@@ -119,22 +119,31 @@ void q4_kx16_scales(const uint8_t* block, int64_t lane, uint8_t* scales, uint8_t
     }
 }
 
-float q4_kx16_dot(const uint8_t* group, int64_t num_super_blocks, int64_t lane, const int8_t* q8, const float* scale,
-                  const float* sum) {
+// Value `element` (0..31) of lane `lane` of a Q5_Kx16 sub-block: the Q4_Kx16 nibble and its fifth bit.
+int q5_kx16_value(const uint8_t* sub_block, int64_t lane, int element) {
+    const int nibble_chunk = (element % 16) / 4 + 4 * (element / 16);
+    const int fifth = (sub_block[256 + lane * 4 + element % 4] >> nibble_chunk) & 1;
+    return q4_0x16_value(sub_block, lane, element) | fifth << 4;
+}
+
+// Q4_Kx16 and Q5_Kx16 (kBlockBytes and kSubBlockBytes tell which; value reads one 4- or 5-bit value).
+template <int64_t kBlockBytes, int64_t kSubBlockBytes, typename ValueFn>
+float k_quant_x16_dot(const uint8_t* group, int64_t num_super_blocks, int64_t lane, const int8_t* q8,
+                      const float* scale, const float* sum, ValueFn value) {
     float total = 0.0f;
     for (int64_t super_idx = 0; super_idx < num_super_blocks; ++super_idx) {
-        const uint8_t* block = group + super_idx * kQ4_Kx16BlockBytes;
+        const uint8_t* block = group + super_idx * kBlockBytes;
         uint16_t d_bits = 0, dmin_bits = 0;
         std::memcpy(&d_bits, block + lane * 2, 2);
         std::memcpy(&dmin_bits, block + kQ4_Kx16MinScalesOffset + lane * 2, 2);
         uint8_t scales[8], mins[8];
         q4_kx16_scales(block, lane, scales, mins);
         for (int sub_block = 0; sub_block < 8; ++sub_block) {
-            const uint8_t* quants = block + kQ4_Kx16QuantsOffset + sub_block * 256;
+            const uint8_t* quants = block + kQ4_Kx16QuantsOffset + sub_block * kSubBlockBytes;
             const int64_t act_block = super_idx * 8 + sub_block;
             int32_t dot = 0;
             for (int element = 0; element < 32; ++element) {
-                dot += q4_0x16_value(quants, lane, element) * q8[act_block * 32 + element];
+                dot += value(quants, lane, element) * q8[act_block * 32 + element];
             }
             const float term = static_cast<float>(dot) * scale[act_block];
             total = std::fma(fp16_to_fp32(d_bits) * static_cast<float>(scales[sub_block]), term, total);
@@ -170,15 +179,33 @@ void matmul_q6_kx16(const PackedWeights& weights, const Activations& activations
     });
 }
 
-void matmul_q4_kx16(const PackedWeights& weights, const Activations& activations, int64_t group_begin,
-                    int64_t group_end, float* y, int64_t y_stride) {
+namespace {
+
+template <int64_t kBlockBytes, int64_t kSubBlockBytes, typename ValueFn>
+void matmul_k_quant_x16(const PackedWeights& weights, const Activations& activations, int64_t group_begin,
+                        int64_t group_end, float* y, int64_t y_stride, ValueFn value) {
     const int64_t num_super_blocks = weights.view.row_length / 256;
     for_each_packed_row(weights, activations.num_tokens, group_begin, group_end, y, y_stride,
                         [&](const uint8_t* group, int64_t lane, int64_t token_idx) {
         const int64_t first_block = token_idx * activations.num_blocks();
-        return q4_kx16_dot(group, num_super_blocks, lane, activations.q8.data() + token_idx * activations.length,
-                           activations.scale.data() + first_block, activations.sum.data() + first_block);
+        return k_quant_x16_dot<kBlockBytes, kSubBlockBytes>(
+            group, num_super_blocks, lane, activations.q8.data() + token_idx * activations.length,
+            activations.scale.data() + first_block, activations.sum.data() + first_block, value);
     });
+}
+
+}  // namespace
+
+void matmul_q4_kx16(const PackedWeights& weights, const Activations& activations, int64_t group_begin,
+                    int64_t group_end, float* y, int64_t y_stride) {
+    matmul_k_quant_x16<kQ4_Kx16BlockBytes, kQ4_Kx16BytesPerSubBlock>(weights, activations, group_begin, group_end, y,
+                                                                     y_stride, q4_0x16_value);
+}
+
+void matmul_q5_kx16(const PackedWeights& weights, const Activations& activations, int64_t group_begin,
+                    int64_t group_end, float* y, int64_t y_stride) {
+    matmul_k_quant_x16<kQ5_Kx16BlockBytes, kQ5_Kx16BytesPerSubBlock>(weights, activations, group_begin, group_end, y,
+                                                                     y_stride, q5_kx16_value);
 }
 
 void matmul_f32(const MatrixView& weights, const Activations& activations, int64_t row_begin, int64_t row_end,

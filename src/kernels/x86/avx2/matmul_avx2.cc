@@ -262,7 +262,8 @@ const KernelTable* table() {
         kernels.matmul_q4_0x16 = matmul_packed<Q4_0x16>;
         kernels.matmul_q8_0x16 = matmul_packed<Q8_0x16>;
         kernels.matmul_q6_kx16 = matmul_q6_kx16;
-        kernels.matmul_q4_kx16 = ref::matmul_q4_kx16;  // TODO(#3): an AVX2 Q4_Kx16 kernel
+        kernels.matmul_q4_kx16 = ref::matmul_q4_kx16;  // TODO(#3): AVX2 Q4_Kx16 / Q5_Kx16 kernels
+        kernels.matmul_q5_kx16 = ref::matmul_q5_kx16;
         kernels.matmul_f32 = matmul_f32;
         kernels.matmul_f16 = matmul_f16;
         kernels.matmul_q6_k = ref::matmul_q6_k;  // TODO(#3): AVX2 K-quant kernels

@@ -91,11 +91,7 @@ const TiledScales& tile_scales(const Activations& activations, const TilePlan& p
 struct Q4_0x16 {
     static constexpr int64_t kBlockBytes = kQ4_0x16BlockBytes;
     static constexpr float kOffset = 8.0f;
-    static __m512i chunk(const uint8_t* quants, int k) {
-        const __m512i low_mask = _mm512_set1_epi8(0x0F);
-        const __m512i raw = _mm512_loadu_si512(quants + (k % 4) * 64);
-        return k < 4 ? _mm512_and_si512(raw, low_mask) : _mm512_and_si512(_mm512_srli_epi16(raw, 4), low_mask);
-    }
+    static __m512i chunk(const uint8_t* quants, int k) { return nibble_chunk(quants, k); }
 };
 
 struct Q8_0x16 {

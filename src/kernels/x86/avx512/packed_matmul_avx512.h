@@ -14,6 +14,8 @@ void matmul_q8_0x16(const PackedWeights& weights, const Activations& activations
                     int64_t group_end, float* y, int64_t y_stride);
 void matmul_q4_kx16(const PackedWeights& weights, const Activations& activations, int64_t group_begin,
                     int64_t group_end, float* y, int64_t y_stride);
+void matmul_q5_kx16(const PackedWeights& weights, const Activations& activations, int64_t group_begin,
+                    int64_t group_end, float* y, int64_t y_stride);
 void matmul_q6_kx16(const PackedWeights& weights, const Activations& activations, int64_t group_begin,
                     int64_t group_end, float* y, int64_t y_stride);
 

@@ -20,6 +20,14 @@ inline __m512i broadcast_4_bytes(const int8_t* source) {
     return _mm512_set1_epi32(value);
 }
 
+// Values 4k..4k+3 (k < 4) or 16 + 4(k - 4).. of a 32-value block's 16 rows in the Q4_0x16 nibble layout: nibble
+// vector k % 4, low or high nibbles (the 64 bytes are loaded twice rather than held in a register).
+inline __m512i nibble_chunk(const uint8_t* nibbles, int k) {
+    const __m512i low_nibble = _mm512_set1_epi8(0x0F);
+    const __m512i raw = _mm512_loadu_si512(nibbles + (k % 4) * 64);
+    return k < 4 ? _mm512_and_si512(raw, low_nibble) : _mm512_and_si512(_mm512_srli_epi16(raw, 4), low_nibble);
+}
+
 // y[token][16 rows of the group], without the rows past the matrix's end.
 inline void store_group_rows(const PackedWeights& weights, float* y, int64_t y_stride, int64_t group_idx,
                              int64_t token, __m512 values) {

@@ -1,4 +1,5 @@
-// AVX-512 VNNI matmul of Q4_K weights repacked as Q4_Kx16 (kernels/packed_weights.h) with 8-bit activations.
+// AVX-512 VNNI matmuls of Q4_K and Q5_K weights repacked as Q4_Kx16 / Q5_Kx16 (kernels/packed_weights.h) with
+// 8-bit activations. Q5_K is Q4_K with a fifth bit per value, merged into each weight vector as it is loaded.
 //
 // Each 32-value sub-block j of a row meets one 32-value activation block, so, as in the Q4_0x16 kernels, one
 // integer sum per (row, token, block) from 8 vpdpbusd, then
@@ -60,14 +61,25 @@ struct TileArgs {
     int64_t y_stride;
 };
 
-// Values 4k..4k+3 (k < 4) or 16 + 4(k-4).. of a sub-block's 16 rows: nibble vector k % 4, low or high nibbles.
-inline __m512i weight_chunk(const uint8_t* quants, int k) {
-    const __m512i low_nibble = _mm512_set1_epi8(0x0F);
-    const __m512i raw = _mm512_loadu_si512(quants + (k % 4) * 64);
-    return k < 4 ? _mm512_and_si512(raw, low_nibble) : _mm512_and_si512(_mm512_srli_epi16(raw, 4), low_nibble);
-}
+struct Q4_KFormat {
+    static constexpr int64_t kBlockBytes = kQ4_Kx16BlockBytes;
+    static constexpr int64_t kSubBlockBytes = kQ4_Kx16BytesPerSubBlock;
+    static __m512i chunk(const uint8_t* sub_block, int k) { return nibble_chunk(sub_block, k); }
+};
 
-template <int kGroups, int kTokens>
+struct Q5_KFormat {
+    static constexpr int64_t kBlockBytes = kQ5_Kx16BlockBytes;
+    static constexpr int64_t kSubBlockBytes = kQ5_Kx16BytesPerSubBlock;
+    // Bit k of each byte of the fifth-bit vector to bit 4 (16-bit shifts move neighbours' bits in; the mask drops them).
+    static __m512i chunk(const uint8_t* sub_block, int k) {
+        const __m512i fifth_bits = _mm512_loadu_si512(sub_block + 256);
+        const __m512i moved = k < 4 ? _mm512_slli_epi16(fifth_bits, static_cast<unsigned>(4 - k))
+                                    : _mm512_srli_epi16(fifth_bits, static_cast<unsigned>(k - 4));
+        return _mm512_ternarylogic_epi32(nibble_chunk(sub_block, k), moved, _mm512_set1_epi8(0x10), 0xF8);
+    }
+};
+
+template <typename Format, int kGroups, int kTokens>
 inline void add_sub_block(const TileArgs& args, const uint8_t* const* super_blocks, const SubBlockScales* scales,
                           int64_t act_block, int sub_block, int64_t first_token, __m512 (&totals)[kGroups][kTokens]) {
     const Activations& activations = *args.activations;
@@ -78,7 +90,7 @@ inline void add_sub_block(const TileArgs& args, const uint8_t* const* super_bloc
     for (int k = 0; k < 8; ++k) {
         __m512i w[kGroups];
         for (int g = 0; g < kGroups; ++g) {
-            w[g] = weight_chunk(super_blocks[g] + kQ4_Kx16QuantsOffset + sub_block * 256, k);
+            w[g] = Format::chunk(super_blocks[g] + kQ4_Kx16QuantsOffset + sub_block * Format::kSubBlockBytes, k);
         }
         for (int t = 0; t < kTokens; ++t) {
             const __m512i a = broadcast_4_bytes(q + t * activations.length + 4 * k);
@@ -98,7 +110,8 @@ inline void add_sub_block(const TileArgs& args, const uint8_t* const* super_bloc
 }
 
 // The micro-kernel table entries for TiledMatmul (packed_tile.h).
-struct Q4_KTiles {
+template <typename Format>
+struct KQuantTiles {
     using Args = TileArgs;
 
     template <int kGroups, int kTokens>
@@ -109,11 +122,12 @@ struct Q4_KTiles {
             alignas(64) SubBlockScales scales[kGroups];
             const uint8_t* super_blocks[kGroups];
             for (int g = 0; g < kGroups; ++g) {
-                super_blocks[g] = args.weights->group(group_idx + g) + super_idx * kQ4_Kx16BlockBytes;
+                super_blocks[g] = args.weights->group(group_idx + g) + super_idx * Format::kBlockBytes;
                 unpack_scales(super_blocks[g], &scales[g]);
             }
             for (int sub_block = 0; sub_block < 8; ++sub_block) {
-                add_sub_block(args, super_blocks, scales, super_idx * 8 + sub_block, sub_block, first_token, totals);
+                add_sub_block<Format>(args, super_blocks, scales, super_idx * 8 + sub_block, sub_block, first_token,
+                                      totals);
             }
         }
         store_tile(*args.weights, args.y, args.y_stride, group_idx, first_token, totals);
@@ -125,8 +139,14 @@ struct Q4_KTiles {
 
 void matmul_q4_kx16(const PackedWeights& weights, const Activations& activations, int64_t group_begin,
                     int64_t group_end, float* y, int64_t y_stride) {
-    TiledMatmul<Q4_KTiles, kMaxTile>::run(TileArgs{&weights, &activations, y, y_stride}, weights,
-                                          activations.num_tokens, group_begin, group_end);
+    TiledMatmul<KQuantTiles<Q4_KFormat>, kMaxTile>::run(TileArgs{&weights, &activations, y, y_stride}, weights,
+                                                        activations.num_tokens, group_begin, group_end);
+}
+
+void matmul_q5_kx16(const PackedWeights& weights, const Activations& activations, int64_t group_begin,
+                    int64_t group_end, float* y, int64_t y_stride) {
+    TiledMatmul<KQuantTiles<Q5_KFormat>, kMaxTile>::run(TileArgs{&weights, &activations, y, y_stride}, weights,
+                                                        activations.num_tokens, group_begin, group_end);
 }
 
 }  // namespace tern::kernels::avx512
