@@ -181,5 +181,26 @@ TEST(PackedWeights, Q6_KLayout) {
     EXPECT_EQ(std::string(weight_layout_name(packed.layout)), "q6_Kx16");
 }
 
+// Q4_Kx16 and Q5_Kx16 keep ggml's bytes per 256 values, each row's d and dmin in its lane and its 12 packed scale
+// bytes as three 4-byte words.
+TEST(PackedWeights, Q4_KAndQ5_KLayouts) {
+    for (DType type : {DType::kQ4_K, DType::kQ5_K}) {
+        SCOPED_TRACE(dtype_name(type));
+        const TestMatrix matrix = make_matrix(type, {20, 512, 1}, 6);
+        const PackedWeights packed = pack_weights(matrix.view);
+        const int64_t row_block = dtype_traits(type).block_bytes;
+        EXPECT_EQ(packed.layout, type == DType::kQ4_K ? WeightLayout::kQ4_Kx16 : WeightLayout::kQ5_Kx16);
+        EXPECT_EQ(packed.group_bytes, 2 * 16 * row_block);
+        // Row 19 is lane 3 of group 1; its second super-block's header.
+        const uint8_t* block = packed.group(1) + 16 * row_block;
+        const uint8_t* row = matrix.view.row(19) + row_block;
+        EXPECT_EQ(std::memcmp(block + 3 * 2, row, 2), 0);                             // d
+        EXPECT_EQ(std::memcmp(block + kQ4_Kx16MinScalesOffset + 3 * 2, row + 2, 2), 0);  // dmin
+        for (int word = 0; word < 3; ++word) {
+            EXPECT_EQ(std::memcmp(block + kQ4_Kx16ScaleWordsOffset + word * 64 + 3 * 4, row + 4 + 4 * word, 4), 0);
+        }
+    }
+}
+
 }  // namespace
 }  // namespace tern::kernels
