@@ -106,6 +106,9 @@ void attention_group(const float* q, int64_t q_stride, int64_t num_heads, const 
 }
 namespace avx2 {
 const KernelTable* table();
+void matmul_q4_kx16(const PackedWeights&, const Activations&, int64_t, int64_t, float*, int64_t);
+void matmul_q5_kx16(const PackedWeights&, const Activations&, int64_t, int64_t, float*, int64_t);
+void matmul_q6_kx16(const PackedWeights&, const Activations&, int64_t, int64_t, float*, int64_t);
 }
 
 }  // namespace tern::kernels

@@ -7,23 +7,13 @@
 #include <immintrin.h>
 
 #include <cstring>
-#include <vector>
 
 #include "kernels/kernels.h"
 #include "kernels/ref/ref_kernels.h"
+#include "kernels/x86/avx2/packed_tile_avx2.h"
 
 namespace tern::kernels::avx2 {
 namespace {
-
-inline __m256i broadcast_4_bytes(const int8_t* source) {
-    int32_t value;
-    std::memcpy(&value, source, 4);
-    return _mm256_set1_epi32(value);
-}
-
-inline __m256i pair_sums(__m256i unsigned_bytes, __m256i signed_bytes) {
-    return _mm256_madd_epi16(_mm256_maddubs_epi16(unsigned_bytes, signed_bytes), _mm256_set1_epi16(1));
-}
 
 struct Q4_0x16 {
     static constexpr int64_t kBlockBytes = kQ4_0x16BlockBytes;
@@ -58,26 +48,6 @@ struct Q8_0x16 {
     }
 };
 
-// Calls rows(group_idx, half, token_idx) -> 8 row sums for rows 8 * half.. of each group and token, and stores them
-// without the rows past the matrix's end.
-template <typename RowsFn>
-void for_each_half_group(const PackedWeights& weights, int64_t num_tokens, int64_t group_begin, int64_t group_end,
-                         float* y, int64_t y_stride, const RowsFn& rows) {
-    for (int64_t group_idx = group_begin; group_idx < group_end; ++group_idx) {
-        for (int half = 0; half < 2; ++half) {
-            const int64_t first_row = group_idx * kPackRows + half * 8;
-            const int64_t num_valid = weights.view.num_rows - first_row;
-            if (num_valid <= 0) break;
-            for (int64_t token_idx = 0; token_idx < num_tokens; ++token_idx) {
-                float values[8];
-                _mm256_storeu_ps(values, rows(group_idx, half, token_idx));
-                const int64_t count = num_valid < 8 ? num_valid : 8;
-                std::memcpy(y + token_idx * y_stride + first_row, values, static_cast<size_t>(count) * sizeof(float));
-            }
-        }
-    }
-}
-
 template <typename Format>
 void matmul_packed(const PackedWeights& weights, const Activations& activations, int64_t group_begin,
                    int64_t group_end, float* y, int64_t y_stride) {
@@ -97,76 +67,6 @@ void matmul_packed(const PackedWeights& weights, const Activations& activations,
             total = _mm256_fmadd_ps(weight_scales, term, total);
         }
         return total;
-    });
-}
-
-// Q6_Kx16 (kernels/packed_weights.h), rows 8h..8h+7 of a group: the stored 6-bit values (0..63) go into vpmaddubsw
-// as they are (63 * 127 * 2 fits 16 bits); each 16-value sub-block's sum starts at -32 * sum(a), as in the AVX-512
-// kernel, and the two sub-blocks of a 32-value block are scaled by sc * d, then by the block's d_a.
-template <int kHalf>
-inline __m256i q6_k_sub_block_dot(const uint8_t* block32, int half_rows, const int8_t* q, int32_t bias) {
-    const __m256i low_nibble = _mm256_set1_epi8(0x0F), bits_4_5 = _mm256_set1_epi8(0x30);
-    const __m256i top_bits =
-        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block32 + 256 + kHalf * 64 + half_rows * 32));
-    __m256i total = _mm256_set1_epi32(bias);
-    for (int chunk = 0; chunk < 4; ++chunk) {
-        const __m256i nibbles =
-            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block32 + chunk * 64 + half_rows * 32));
-        const __m256i low = kHalf == 0 ? _mm256_and_si256(nibbles, low_nibble)
-                                       : _mm256_and_si256(_mm256_srli_epi16(nibbles, 4), low_nibble);
-        // Bits 2c..2c+1 to bits 4..5 (a 16-bit shift by 4 - 2c; the mask drops what crosses from the neighbour).
-        const __m128i shift = _mm_cvtsi32_si128(4 - 2 * chunk >= 0 ? 4 - 2 * chunk : 0);
-        const __m256i top = 4 - 2 * chunk >= 0 ? _mm256_sll_epi16(top_bits, shift) : _mm256_srli_epi16(top_bits, 2);
-        const __m256i values = _mm256_or_si256(low, _mm256_and_si256(top, bits_4_5));
-        total = _mm256_add_epi32(total, pair_sums(values, broadcast_4_bytes(q + 16 * kHalf + 4 * chunk)));
-    }
-    return total;
-}
-
-// One token's 8 row sums over the whole row.
-__m256 q6_kx16_rows(const uint8_t* group, int64_t num_super_blocks, int half_rows, const int8_t* q,
-                    const float* activation_scale, const int32_t* bias) {
-    __m256 total = _mm256_setzero_ps();
-    for (int64_t super_idx = 0; super_idx < num_super_blocks; ++super_idx) {
-        const uint8_t* super_block = group + super_idx * kQ6_Kx16BlockBytes;
-        const __m256 d =
-            _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(super_block + half_rows * 16)));
-        for (int block32 = 0; block32 < 8; ++block32) {
-            const uint8_t* quants = super_block + kQ6_Kx16QuantsOffset + block32 * kQ6_Kx16BytesPer32;
-            const int64_t element = super_idx * 256 + block32 * 32;
-            __m256 sub_scales[2];
-            for (int half = 0; half < 2; ++half) {
-                const uint8_t* scales = super_block + kQ6_Kx16ScalesOffset + (2 * block32 + half) * 16 + half_rows * 8;
-                const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(scales));
-                sub_scales[half] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(bytes)), d);
-            }
-            const __m256i dot_low = q6_k_sub_block_dot<0>(quants, half_rows, q + element, bias[element / 16]);
-            const __m256i dot_high = q6_k_sub_block_dot<1>(quants, half_rows, q + element, bias[element / 16 + 1]);
-            const __m256 part = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_high), sub_scales[1],
-                                                _mm256_mul_ps(_mm256_cvtepi32_ps(dot_low), sub_scales[0]));
-            total = _mm256_fmadd_ps(part, _mm256_set1_ps(activation_scale[element / 32]), total);
-        }
-    }
-    return total;
-}
-
-void matmul_q6_kx16(const PackedWeights& weights, const Activations& activations, int64_t group_begin,
-                    int64_t group_end, float* y, int64_t y_stride) {
-    thread_local std::vector<int32_t> bias;  // -32 * the sum of each 16-value sub-block, per token
-    const int64_t per_token = activations.length / 16;
-    bias.resize(static_cast<size_t>(activations.num_tokens * per_token));
-    for (size_t idx = 0; idx < bias.size(); ++idx) {
-        int32_t sum = 0;
-        for (int value = 0; value < 16; ++value) sum += activations.q8[16 * idx + static_cast<size_t>(value)];
-        bias[idx] = -32 * sum;
-    }
-    const int64_t num_super_blocks = weights.view.row_length / 256;
-    for_each_half_group(weights, activations.num_tokens, group_begin, group_end, y, y_stride,
-                        [&](int64_t group_idx, int half_rows, int64_t token_idx) {
-        return q6_kx16_rows(weights.group(group_idx), num_super_blocks, half_rows,
-                            activations.q8.data() + token_idx * activations.length,
-                            activations.scale.data() + token_idx * activations.num_blocks(),
-                            bias.data() + token_idx * per_token);
     });
 }
 
@@ -262,8 +162,8 @@ const KernelTable* table() {
         kernels.matmul_q4_0x16 = matmul_packed<Q4_0x16>;
         kernels.matmul_q8_0x16 = matmul_packed<Q8_0x16>;
         kernels.matmul_q6_kx16 = matmul_q6_kx16;
-        kernels.matmul_q4_kx16 = ref::matmul_q4_kx16;  // TODO(#3): AVX2 Q4_Kx16 / Q5_Kx16 kernels
-        kernels.matmul_q5_kx16 = ref::matmul_q5_kx16;
+        kernels.matmul_q4_kx16 = matmul_q4_kx16;
+        kernels.matmul_q5_kx16 = matmul_q5_kx16;
         kernels.matmul_f32 = matmul_f32;
         kernels.matmul_f16 = matmul_f16;
         kernels.matmul_q6_k = ref::matmul_q6_k;  // TODO(#3): AVX2 K-quant kernels
