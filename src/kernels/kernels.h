@@ -109,6 +109,8 @@ const KernelTable* table();
 void matmul_q4_kx16(const PackedWeights&, const Activations&, int64_t, int64_t, float*, int64_t);
 void matmul_q5_kx16(const PackedWeights&, const Activations&, int64_t, int64_t, float*, int64_t);
 void matmul_q6_kx16(const PackedWeights&, const Activations&, int64_t, int64_t, float*, int64_t);
+void attention_group(const float* q, int64_t q_stride, int64_t num_heads, const PagedKv& kv, int64_t num_keys,
+                     int64_t head_dim, float scale, float* out, int64_t out_stride, float* scratch);
 }
 
 }  // namespace tern::kernels

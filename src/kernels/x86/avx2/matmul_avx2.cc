@@ -174,7 +174,7 @@ const KernelTable* table() {
         kernels.matmul_q5_k = ref::matmul_q5_k;
         kernels.quantize_activations = quantize_activations;
         kernels.sum_f32 = sum_f32;
-        kernels.attention_group = ref::attention_group;  // TODO(#3): an AVX2 attention kernel
+        kernels.attention_group = attention_group;
         kernels.rms_norm = ref::rms_norm;                // TODO(#3): AVX2 element-wise kernels
         kernels.silu_mul = ref::silu_mul;
         return kernels;
