@@ -17,15 +17,12 @@ namespace {
 // kernel, and the two sub-blocks of a 32-value block are scaled by sc * d, then by the block's d_a.
 template <int kHalf>
 inline __m256i q6_k_sub_block_dot(const uint8_t* block32, int half_rows, const int8_t* q, int32_t bias) {
-    const __m256i low_nibble = _mm256_set1_epi8(0x0F), bits_4_5 = _mm256_set1_epi8(0x30);
+    const __m256i bits_4_5 = _mm256_set1_epi8(0x30);
     const __m256i top_bits =
         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block32 + 256 + kHalf * 64 + half_rows * 32));
     __m256i total = _mm256_set1_epi32(bias);
     for (int chunk = 0; chunk < 4; ++chunk) {
-        const __m256i nibbles =
-            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block32 + chunk * 64 + half_rows * 32));
-        const __m256i low = kHalf == 0 ? _mm256_and_si256(nibbles, low_nibble)
-                                       : _mm256_and_si256(_mm256_srli_epi16(nibbles, 4), low_nibble);
+        const __m256i low = nibble_chunk(block32, half_rows, chunk + 4 * kHalf);
         // Bits 2c..2c+1 to bits 4..5 (a 16-bit shift by 4 - 2c; the mask drops what crosses from the neighbour).
         const __m128i shift = _mm_cvtsi32_si128(4 - 2 * chunk >= 0 ? 4 - 2 * chunk : 0);
         const __m256i top = 4 - 2 * chunk >= 0 ? _mm256_sll_epi16(top_bits, shift) : _mm256_srli_epi16(top_bits, 2);
@@ -123,23 +120,20 @@ void k_quant_scales(const uint8_t* super_block, int half_rows, __m256* scales, _
 // nibbles (bit k of each byte of the fifth-bit vector belongs to nibble chunk k).
 template <bool kFifthBit>
 __m256i k_quant_sub_block_dot(const uint8_t* sub_block, int half_rows, const int8_t* q) {
-    const __m256i low_nibble = _mm256_set1_epi8(0x0F), bit_4 = _mm256_set1_epi8(0x10);
+    const __m256i bit_4 = _mm256_set1_epi8(0x10);
     __m256i fifth_bits = _mm256_setzero_si256();
     if constexpr (kFifthBit) {
         fifth_bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sub_block + 256 + half_rows * 32));
     }
     __m256i total = _mm256_setzero_si256();
     for (int k = 0; k < 8; ++k) {
-        const __m256i raw =
-            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sub_block + (k % 4) * 64 + half_rows * 32));
-        __m256i values = k < 4 ? _mm256_and_si256(raw, low_nibble)
-                               : _mm256_and_si256(_mm256_srli_epi16(raw, 4), low_nibble);
+        __m256i values = nibble_chunk(sub_block, half_rows, k);
         if constexpr (kFifthBit) {
             const __m256i moved = k < 4 ? _mm256_sll_epi16(fifth_bits, _mm_cvtsi32_si128(4 - k))
                                         : _mm256_srl_epi16(fifth_bits, _mm_cvtsi32_si128(k - 4));
             values = _mm256_or_si256(values, _mm256_and_si256(moved, bit_4));
         }
-        total = _mm256_add_epi32(total, pair_sums(values, broadcast_4_bytes(q + (k < 4 ? 4 * k : 16 + 4 * (k - 4)))));
+        total = _mm256_add_epi32(total, pair_sums(values, broadcast_4_bytes(q + 4 * k)));
     }
     return total;
 }

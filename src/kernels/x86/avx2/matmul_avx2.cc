@@ -22,14 +22,10 @@ struct Q4_0x16 {
     // sums are added as they are and widened once per block: 8 of them (nibbles <= 15, |activations| <= 127) stay
     // within 8 * 2 * 15 * 127 = 30480, so no sum saturates and the result equals the 32-bit one.
     static __m256i dot(const uint8_t* quants, int half, const int8_t* q) {
-        const __m256i low_mask = _mm256_set1_epi8(0x0F);
         __m256i pairs = _mm256_setzero_si256();
-        for (int chunk = 0; chunk < 4; ++chunk) {
-            const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(quants + chunk * 64 + half * 32));
-            pairs = _mm256_add_epi16(pairs, _mm256_maddubs_epi16(_mm256_and_si256(raw, low_mask),
-                                                                 broadcast_4_bytes(q + 4 * chunk)));
-            pairs = _mm256_add_epi16(pairs, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(raw, 4), low_mask),
-                                                                 broadcast_4_bytes(q + 16 + 4 * chunk)));
+        for (int k = 0; k < 8; ++k) {  // chunk k holds elements 4k..4k+3
+            pairs = _mm256_add_epi16(
+                pairs, _mm256_maddubs_epi16(nibble_chunk(quants, half, k), broadcast_4_bytes(q + 4 * k)));
         }
         return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
     }

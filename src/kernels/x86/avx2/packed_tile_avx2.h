@@ -23,6 +23,14 @@ inline __m256i pair_sums(__m256i unsigned_bytes, __m256i signed_bytes) {
     return _mm256_madd_epi16(_mm256_maddubs_epi16(unsigned_bytes, signed_bytes), _mm256_set1_epi16(1));
 }
 
+// Values 4k..4k+3 (k < 4) or 16 + 4(k - 4).. of rows 8h..8h+7 of a 32-value block in the Q4_0x16 nibble layout:
+// nibble vector k % 4, low or high nibbles.
+inline __m256i nibble_chunk(const uint8_t* nibbles, int half_rows, int k) {
+    const __m256i low_nibble = _mm256_set1_epi8(0x0F);
+    const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(nibbles + (k % 4) * 64 + half_rows * 32));
+    return k < 4 ? _mm256_and_si256(raw, low_nibble) : _mm256_and_si256(_mm256_srli_epi16(raw, 4), low_nibble);
+}
+
 // Calls rows(group_idx, half, token_idx) -> 8 row sums for rows 8 * half.. of each group and token, and stores them
 // without the rows past the matrix's end.
 template <typename RowsFn>

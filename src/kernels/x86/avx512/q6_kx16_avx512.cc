@@ -52,11 +52,9 @@ struct TileArgs {
 // Values 4c..4c+3 of sub-block `half` of a 32-value block, 16 rows, as unsigned bytes 0..63.
 template <int kHalf, int kChunk>
 inline __m512i weight_chunk(const uint8_t* block32) {
-    const __m512i low_nibble = _mm512_set1_epi8(0x0F), bits_4_5 = _mm512_set1_epi8(0x30);
-    const __m512i nibbles = _mm512_loadu_si512(block32 + kChunk * 64);
+    const __m512i bits_4_5 = _mm512_set1_epi8(0x30);
+    const __m512i low = nibble_chunk(block32, kChunk + 4 * kHalf);  // the Q4_0x16 nibble layout
     const __m512i top_bits = _mm512_loadu_si512(block32 + 256 + kHalf * 64);
-    const __m512i low = kHalf == 0 ? _mm512_and_si512(nibbles, low_nibble)
-                                   : _mm512_and_si512(_mm512_srli_epi16(nibbles, 4), low_nibble);
     // Bits 2c..2c+1 of each byte to bits 4..5; 16-bit shifts move neighbours' bits in, the mask drops them.
     __m512i top;
     if constexpr (kChunk < 2) {
