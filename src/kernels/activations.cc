@@ -31,6 +31,18 @@ void quantize_activation_rows(const KernelTable& table, int64_t token_begin, int
     }
 }
 
+const std::vector<int32_t>& q6_k_sub_block_biases(const Activations& activations) {
+    thread_local std::vector<int32_t> bias;
+    const int64_t count = activations.num_tokens * (activations.length / 16);
+    if (static_cast<int64_t>(bias.size()) < count) bias.resize(static_cast<size_t>(count));
+    for (int64_t run = 0; run < count; ++run) {
+        int32_t sum = 0;
+        for (int idx = 0; idx < 16; ++idx) sum += activations.q8[static_cast<size_t>(16 * run + idx)];
+        bias[static_cast<size_t>(run)] = -32 * sum;
+    }
+    return bias;
+}
+
 void prepare_activations(const KernelTable& table, const float* x, int64_t num_tokens, int64_t length, int64_t stride,
                          bool quantize, Activations* out) {
     reserve_activations(x, num_tokens, length, stride, quantize, out);

@@ -40,4 +40,9 @@ void reserve_activations(const float* x, int64_t num_tokens, int64_t length, int
                          Activations* out);
 void quantize_activation_rows(const KernelTable& table, int64_t token_begin, int64_t token_end, Activations* out);
 
+// -32 times the sum of each 16-value run of each token's 8-bit values, bias[token * (length / 16) + run]: where the
+// Q6_K kernels start each sub-block's integer sum (ggml stores Q6_K values biased by 32). Computed for the calling
+// thread into storage of its own, which grows to the largest input and is reused.
+const std::vector<int32_t>& q6_k_sub_block_biases(const Activations& activations);
+
 }  // namespace tern::kernels

@@ -63,14 +63,8 @@ __m256 q6_kx16_rows(const uint8_t* group, int64_t num_super_blocks, int half_row
 
 void matmul_q6_kx16(const PackedWeights& weights, const Activations& activations, int64_t group_begin,
                     int64_t group_end, float* y, int64_t y_stride) {
-    thread_local std::vector<int32_t> bias;  // -32 * the sum of each 16-value sub-block, per token
+    const std::vector<int32_t>& bias = q6_k_sub_block_biases(activations);
     const int64_t per_token = activations.length / 16;
-    bias.resize(static_cast<size_t>(activations.num_tokens * per_token));
-    for (size_t idx = 0; idx < bias.size(); ++idx) {
-        int32_t sum = 0;
-        for (int value = 0; value < 16; ++value) sum += activations.q8[16 * idx + static_cast<size_t>(value)];
-        bias[idx] = -32 * sum;
-    }
     const int64_t num_super_blocks = weights.view.row_length / 256;
     for_each_half_group(weights, activations.num_tokens, group_begin, group_end, y, y_stride,
                         [&](int64_t group_idx, int half_rows, int64_t token_idx) {

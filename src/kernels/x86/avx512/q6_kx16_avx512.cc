@@ -12,11 +12,7 @@
 // kernels, a panel of groups that fits in L2 stays there while every token tile passes over it.
 #include <immintrin.h>
 
-#include <algorithm>
-#include <array>
-#include <cstring>
 #include <utility>
-#include <vector>
 
 #include "kernels/x86/avx512/packed_matmul_avx512.h"
 #include "kernels/x86/avx512/packed_tile.h"
@@ -26,18 +22,6 @@ namespace {
 
 constexpr int kMaxTile = 4;
 constexpr int64_t kSubBlocksPer256 = 16;
-
-// -32 * the sum of each token's 16-value sub-blocks of 8-bit activations: bias[token * (length / 16) + s].
-const std::vector<int32_t>& sub_block_biases(const Activations& activations) {
-    thread_local std::vector<int32_t> bias;  // grows to the largest input, then reused
-    const int64_t per_token = activations.length / 16, count = activations.num_tokens * per_token;
-    if (static_cast<int64_t>(bias.size()) < count) bias.resize(static_cast<size_t>(count));
-    for (int64_t idx = 0; idx < count; ++idx) {
-        const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(activations.q8.data() + 16 * idx));
-        bias[static_cast<size_t>(idx)] = -32 * _mm512_reduce_add_epi32(_mm512_cvtepi8_epi32(bytes));
-    }
-    return bias;
-}
 
 struct TileArgs {
     const PackedWeights* weights;
@@ -160,7 +144,7 @@ struct Q6_KTiles {
 void matmul_q6_kx16(const PackedWeights& weights, const Activations& activations, int64_t group_begin,
                     int64_t group_end, float* y, int64_t y_stride) {
     const TileArgs args{&weights, activations.q8.data(), activations.length, activations.scale.data(),
-                        sub_block_biases(activations).data(), y, y_stride};
+                        q6_k_sub_block_biases(activations).data(), y, y_stride};
     TiledMatmul<Q6_KTiles, kMaxTile>::run(args, weights, activations.num_tokens, group_begin, group_end);
 }
 
