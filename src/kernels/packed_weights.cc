@@ -39,6 +39,13 @@ void pack_q8_0_block(const BlockQ8_0& block, int64_t lane, uint8_t* group_block)
     }
 }
 
+// Puts the 4-bit `value` of element `element` (0..31) of lane `lane` into a 32-value block of the Q4_0x16 nibble
+// layout (chunk c: low nibble element 4c + i, high nibble 16 + 4c + i); the byte's other nibble is kept.
+void put_nibble(uint8_t* nibbles, int64_t lane, int element, int value) {
+    uint8_t& byte = nibbles[((element % 16) / 4) * 64 + lane * 4 + element % 4];
+    byte = static_cast<uint8_t>(element < 16 ? (byte & 0xF0) | value : (byte & 0x0F) | value << 4);
+}
+
 // The 6-bit stored value (0..63) of element `element` of a ggml Q6_K block (quant/blocks.h).
 int q6_k_value(const BlockQ6_K& block, int element) {
     const int half = element / 128, within = element % 128, quarter = within / 32, lane = within % 32;
@@ -59,9 +66,7 @@ void pack_q6_k_block(const BlockQ6_K& block, int64_t lane, uint8_t* group_block)
         for (int element = 0; element < 32; ++element) {
             const int value = q6_k_value(block, 32 * block32 + element);
             const int half = element / 16, chunk = (element % 16) / 4, byte = element % 4;
-            uint8_t& nibble_byte = nibbles[chunk * 64 + lane * 4 + byte];
-            nibble_byte = static_cast<uint8_t>(half == 0 ? (nibble_byte & 0xF0) | (value & 0x0F)
-                                                         : (nibble_byte & 0x0F) | (value & 0x0F) << 4);
+            put_nibble(nibbles, lane, element, value & 0x0F);
             uint8_t& top_byte = top_bits[half * 64 + lane * 4 + byte];
             top_byte = static_cast<uint8_t>((top_byte & ~(3 << (2 * chunk))) | (value >> 4) << (2 * chunk));
         }
@@ -78,45 +83,32 @@ void pack_k_header(const Block& block, int64_t lane, uint8_t* group_block) {
     }
 }
 
-// Element e of a Q4_K / Q5_K block: its low 4 bits, and where it goes in a sub-block of the packed layout.
-struct KQuantElement {
-    int low_bits;
-    int sub_block;
-    int nibble_chunk;  // 0..7: chunk k < 4 holds low nibbles of vector k, k >= 4 high nibbles of vector k - 4
-    int byte;
-};
-
-KQuantElement k_quant_element(const uint8_t* qs, int element) {
+// The low 4 bits of element `element` of a Q4_K / Q5_K block's qs (quant/blocks.h).
+int k_quant_low_bits(const uint8_t* qs, int element) {
     const int run = element / 64, within = element % 64;
     const uint8_t stored = qs[32 * run + within % 32];
-    const int in_sub = element % 32;
-    return {within < 32 ? (stored & 0x0F) : (stored >> 4), element / 32, in_sub / 4 % 4 + 4 * (in_sub / 16),
-            in_sub % 4};
-}
-
-void pack_nibble(const KQuantElement& e, int64_t lane, uint8_t* sub_block) {
-    uint8_t& packed = sub_block[(e.nibble_chunk % 4) * 64 + lane * 4 + e.byte];
-    packed = static_cast<uint8_t>(e.nibble_chunk < 4 ? (packed & 0xF0) | e.low_bits : (packed & 0x0F) | e.low_bits << 4);
+    return within < 32 ? (stored & 0x0F) : (stored >> 4);
 }
 
 void pack_q4_k_block(const BlockQ4_K& block, int64_t lane, uint8_t* group_block) {
     pack_k_header(block, lane, group_block);
     for (int element = 0; element < 256; ++element) {
-        const KQuantElement e = k_quant_element(block.qs, element);
-        pack_nibble(e, lane, group_block + kQ4_Kx16QuantsOffset + e.sub_block * kQ4_Kx16BytesPerSubBlock);
+        put_nibble(group_block + kQ4_Kx16QuantsOffset + (element / 32) * kQ4_Kx16BytesPerSubBlock, lane, element % 32,
+                   k_quant_low_bits(block.qs, element));
     }
 }
 
 void pack_q5_k_block(const BlockQ5_K& block, int64_t lane, uint8_t* group_block) {
     pack_k_header(block, lane, group_block);
     for (int element = 0; element < 256; ++element) {
-        const KQuantElement e = k_quant_element(block.qs, element);
-        uint8_t* sub_block = group_block + kQ4_Kx16QuantsOffset + e.sub_block * kQ5_Kx16BytesPerSubBlock;
-        pack_nibble(e, lane, sub_block);
+        uint8_t* sub_block = group_block + kQ4_Kx16QuantsOffset + (element / 32) * kQ5_Kx16BytesPerSubBlock;
+        const int in_sub = element % 32;
+        put_nibble(sub_block, lane, in_sub, k_quant_low_bits(block.qs, element));
         const int run = element / 64, within = element % 64;
         const int fifth = (block.qh[within % 32] >> (2 * run + within / 32)) & 1;
-        uint8_t& bits = sub_block[256 + lane * 4 + e.byte];
-        bits = static_cast<uint8_t>((bits & ~(1 << e.nibble_chunk)) | fifth << e.nibble_chunk);
+        const int nibble_chunk = (in_sub % 16) / 4 + 4 * (in_sub / 16);  // chunk k: bit k of the fifth-bit byte
+        uint8_t& bits = sub_block[256 + lane * 4 + in_sub % 4];
+        bits = static_cast<uint8_t>((bits & ~(1 << nibble_chunk)) | fifth << nibble_chunk);
     }
 }
 

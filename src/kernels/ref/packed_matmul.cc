@@ -26,34 +26,44 @@ int q8_0x16_value(const uint8_t* quants, int64_t lane, int element) {
     return quants[(element / 4) * 64 + lane * 4 + element % 4];  // w + 128, 0..255
 }
 
+// y[token][row] = row_dot(group, lane, token) for every row of groups [group_begin, group_end).
+template <typename RowDotFn>
+void for_each_packed_row(const PackedWeights& weights, int64_t num_tokens, int64_t group_begin, int64_t group_end,
+                         float* y, int64_t y_stride, const RowDotFn& row_dot) {
+    for (int64_t group_idx = group_begin; group_idx < group_end; ++group_idx) {
+        const int64_t first_row = group_idx * kPackRows;
+        for (int64_t token_idx = 0; token_idx < num_tokens; ++token_idx) {
+            for (int64_t lane = 0; lane < kPackRows && first_row + lane < weights.view.num_rows; ++lane) {
+                y[token_idx * y_stride + first_row + lane] = row_dot(weights.group(group_idx), lane, token_idx);
+            }
+        }
+    }
+}
+
 // `offset` is what the stored unsigned value exceeds the signed weight by (8 for q4_0, 128 for q8_0).
 template <typename ValueFn>
 void matmul_packed(const PackedWeights& weights, const Activations& activations, int64_t group_begin,
                    int64_t group_end, float* y, int64_t y_stride, int64_t block_bytes, float offset, ValueFn value) {
     const int64_t num_blocks = weights.view.row_length / 32;
-    for (int64_t group_idx = group_begin; group_idx < group_end; ++group_idx) {
-        const int64_t first_row = group_idx * kPackRows;
-        for (int64_t token_idx = 0; token_idx < activations.num_tokens; ++token_idx) {
-            const int8_t* q8 = activations.q8.data() + token_idx * activations.length;
-            const float* scale = activations.scale.data() + token_idx * num_blocks;
-            const float* sum = activations.sum.data() + token_idx * num_blocks;
-            for (int64_t lane = 0; lane < kPackRows && first_row + lane < weights.view.num_rows; ++lane) {
-                float total = 0.0f;
-                for (int64_t block_idx = 0; block_idx < num_blocks; ++block_idx) {
-                    const uint8_t* block = weights.group(group_idx) + block_idx * block_bytes;
-                    uint16_t d_bits = 0;
-                    std::memcpy(&d_bits, block + lane * 2, 2);
-                    int32_t dot = 0;
-                    for (int element = 0; element < 32; ++element) {
-                        dot += value(block + 32, lane, element) * q8[block_idx * 32 + element];
-                    }
-                    const float term = scale[block_idx] * static_cast<float>(dot) - offset * sum[block_idx];
-                    total = std::fma(fp16_to_fp32(d_bits), term, total);
-                }
-                y[token_idx * y_stride + first_row + lane] = total;
+    for_each_packed_row(weights, activations.num_tokens, group_begin, group_end, y, y_stride,
+                        [&](const uint8_t* group, int64_t lane, int64_t token_idx) {
+        const int8_t* q8 = activations.q8.data() + token_idx * activations.length;
+        const float* scale = activations.scale.data() + token_idx * num_blocks;
+        const float* sum = activations.sum.data() + token_idx * num_blocks;
+        float total = 0.0f;
+        for (int64_t block_idx = 0; block_idx < num_blocks; ++block_idx) {
+            const uint8_t* block = group + block_idx * block_bytes;
+            uint16_t d_bits = 0;
+            std::memcpy(&d_bits, block + lane * 2, 2);
+            int32_t dot = 0;
+            for (int element = 0; element < 32; ++element) {
+                dot += value(block + 32, lane, element) * q8[block_idx * 32 + element];
             }
+            const float term = scale[block_idx] * static_cast<float>(dot) - offset * sum[block_idx];
+            total = std::fma(fp16_to_fp32(d_bits), term, total);
         }
-    }
+        return total;
+    });
 }
 
 }  // namespace
@@ -76,9 +86,8 @@ namespace {
 // 32-value activation block are summed, then scaled by that block's d_a.
 int q6_kx16_value(const uint8_t* block32, int64_t lane, int element) {
     const int chunk = (element % 16) / 4, half = element / 16;
-    const uint8_t nibbles = block32[chunk * 64 + lane * 4 + element % 4];
     const uint8_t top_bits = block32[256 + half * 64 + lane * 4 + element % 4];
-    return (half == 0 ? (nibbles & 0x0F) : (nibbles >> 4)) | ((top_bits >> (2 * chunk)) & 3) << 4;
+    return q4_0x16_value(block32, lane, element) | ((top_bits >> (2 * chunk)) & 3) << 4;
 }
 
 float q6_kx16_dot(const uint8_t* group, int64_t num_super_blocks, int64_t lane, const int8_t* q8, const float* scale) {
@@ -153,34 +162,6 @@ float k_quant_x16_dot(const uint8_t* group, int64_t num_super_blocks, int64_t la
     return total;
 }
 
-// y[token][row] = row_dot(group, lane, token) for every row of groups [group_begin, group_end).
-template <typename RowDotFn>
-void for_each_packed_row(const PackedWeights& weights, int64_t num_tokens, int64_t group_begin, int64_t group_end,
-                         float* y, int64_t y_stride, const RowDotFn& row_dot) {
-    for (int64_t group_idx = group_begin; group_idx < group_end; ++group_idx) {
-        const int64_t first_row = group_idx * kPackRows;
-        for (int64_t token_idx = 0; token_idx < num_tokens; ++token_idx) {
-            for (int64_t lane = 0; lane < kPackRows && first_row + lane < weights.view.num_rows; ++lane) {
-                y[token_idx * y_stride + first_row + lane] = row_dot(weights.group(group_idx), lane, token_idx);
-            }
-        }
-    }
-}
-
-}  // namespace
-
-void matmul_q6_kx16(const PackedWeights& weights, const Activations& activations, int64_t group_begin,
-                    int64_t group_end, float* y, int64_t y_stride) {
-    const int64_t num_super_blocks = weights.view.row_length / 256;
-    for_each_packed_row(weights, activations.num_tokens, group_begin, group_end, y, y_stride,
-                        [&](const uint8_t* group, int64_t lane, int64_t token_idx) {
-        return q6_kx16_dot(group, num_super_blocks, lane, activations.q8.data() + token_idx * activations.length,
-                           activations.scale.data() + token_idx * activations.num_blocks());
-    });
-}
-
-namespace {
-
 template <int64_t kBlockBytes, int64_t kSubBlockBytes, typename ValueFn>
 void matmul_k_quant_x16(const PackedWeights& weights, const Activations& activations, int64_t group_begin,
                         int64_t group_end, float* y, int64_t y_stride, ValueFn value) {
@@ -195,6 +176,16 @@ void matmul_k_quant_x16(const PackedWeights& weights, const Activations& activat
 }
 
 }  // namespace
+
+void matmul_q6_kx16(const PackedWeights& weights, const Activations& activations, int64_t group_begin,
+                    int64_t group_end, float* y, int64_t y_stride) {
+    const int64_t num_super_blocks = weights.view.row_length / 256;
+    for_each_packed_row(weights, activations.num_tokens, group_begin, group_end, y, y_stride,
+                        [&](const uint8_t* group, int64_t lane, int64_t token_idx) {
+        return q6_kx16_dot(group, num_super_blocks, lane, activations.q8.data() + token_idx * activations.length,
+                           activations.scale.data() + token_idx * activations.num_blocks());
+    });
+}
 
 void matmul_q4_kx16(const PackedWeights& weights, const Activations& activations, int64_t group_begin,
                     int64_t group_end, float* y, int64_t y_stride) {
