@@ -75,14 +75,21 @@ void Model::norm_input(const float* delta, const std::vector<float>& norm_weight
     kernels::reserve_activations(ws.normed.data(), num_tokens, dim, dim, quantize, &ws.activations);
     pool->parallel_for(num_tokens, [&](int64_t begin, int64_t end, int) {
         for (int64_t token_idx = begin; token_idx < end; ++token_idx) {
-            float* hidden = ws.hidden.data() + token_idx * dim;
-            if (delta != nullptr) {
-                for (int64_t idx = 0; idx < dim; ++idx) hidden[idx] += delta[token_idx * dim + idx];
-            }
-            kernels_->rms_norm(hidden, norm_weight.data(), dim, hparams_.rms_norm_eps, ws.normed.data() + token_idx * dim);
+            add_and_norm(token_idx, delta, norm_weight, ws.normed.data() + token_idx * dim);
         }
         kernels::quantize_activation_rows(*kernels_, begin, end, &ws.activations);
     });
+}
+
+// One token: hidden += delta (when given), then out = rms_norm(hidden) * norm_weight. `out` may be delta's row:
+// the row is read whole before it is written.
+void Model::add_and_norm(int64_t token_idx, const float* delta, const std::vector<float>& norm_weight, float* out) {
+    const int64_t dim = hparams_.embedding_dim;
+    float* hidden = workspace_->hidden.data() + token_idx * dim;
+    if (delta != nullptr) {
+        for (int64_t idx = 0; idx < dim; ++idx) hidden[idx] += delta[token_idx * dim + idx];
+    }
+    kernels_->rms_norm(hidden, norm_weight.data(), dim, hparams_.rms_norm_eps, out);
 }
 
 // y[T, rows] = input . W^T, split over work units (rows or 16-row groups) across the pool.
@@ -269,12 +276,8 @@ Status Model::compute_logits(const TokenBatch& batch, ThreadPool* pool, std::vec
     // Row num_outputs <= token_idx of ws.normed is written only after the last block's output for it is added.
     for (int64_t token_idx = 0; token_idx < batch.size(); ++token_idx) {
         if (!batch.want_logits[token_idx]) continue;
-        float* hidden = ws.hidden.data() + token_idx * dim;
-        if (hp.num_layers > 0) {
-            for (int64_t idx = 0; idx < dim; ++idx) hidden[idx] += ws.normed[token_idx * dim + idx];
-        }
-        kernels_->rms_norm(hidden, weights_.output_norm.data(), dim, hp.rms_norm_eps,
-                           ws.normed.data() + num_outputs * dim);
+        add_and_norm(token_idx, hp.num_layers > 0 ? ws.normed.data() : nullptr, weights_.output_norm,
+                     ws.normed.data() + num_outputs * dim);
         ++num_outputs;
     }
     logits->resize(static_cast<size_t>(num_outputs * hp.vocab_size));

@@ -89,6 +89,7 @@ private:
     void prepare_input(const float* x, int64_t num_tokens, int64_t length, bool quantize, ThreadPool* pool);
     void norm_input(const float* delta, const std::vector<float>& norm_weight, int64_t num_tokens, bool quantize,
                     ThreadPool* pool);
+    void add_and_norm(int64_t token_idx, const float* delta, const std::vector<float>& norm_weight, float* out);
     void matmul(const PackedWeights& weights, float* y, ThreadPool* pool);
 
     std::unique_ptr<GgufFile> file_;
