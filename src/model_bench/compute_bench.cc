@@ -1,9 +1,8 @@
 // Compute-ceiling probes: every thread runs the kernel table's peak loops (kernels.h) at once, so the figures are
 // what the matmul kernels can at best reach with the same thread count.
-#include <chrono>
-
 #include "kernels/kernels.h"
 #include "model_bench/model_bench.h"
+#include "model_bench/timing.h"
 
 namespace tern {
 namespace {
@@ -14,11 +13,11 @@ constexpr int64_t kIterations = int64_t{1} << 22;
 // Operations per second of `loop` run by every thread of the pool at once.
 double timed_peak(ThreadPool& pool, kernels::PeakLoopFn loop, int ops_per_instruction) {
     volatile double sink = 0.0;  // keeps the results from being optimised away
-    const auto start = std::chrono::steady_clock::now();
-    pool.parallel_for(pool.num_threads(), [&](int64_t begin, int64_t end, int) {
-        for (int64_t unit = begin; unit < end; ++unit) sink = sink + loop(kIterations);
+    const double seconds = timed_seconds([&] {
+        pool.parallel_for(pool.num_threads(), [&](int64_t begin, int64_t end, int) {
+            for (int64_t unit = begin; unit < end; ++unit) sink = sink + loop(kIterations);
+        });
     });
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return static_cast<double>(pool.num_threads()) * kIterations * kernels::kPeakChains * ops_per_instruction / seconds;
 }
 

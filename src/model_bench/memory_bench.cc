@@ -1,11 +1,11 @@
 // Memory bandwidth probes: a read-only vectorised sum (what decode does with weights) and the STREAM triad.
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 
 #include "kernels/kernels.h"
 #include "model_bench/model_bench.h"
+#include "model_bench/timing.h"
 
 namespace tern {
 namespace {
@@ -19,13 +19,6 @@ FloatArray make_array(int64_t count, float value) {
     auto* memory = static_cast<float*>(std::aligned_alloc(64, static_cast<size_t>((count * 4 + 63) / 64 * 64)));
     for (int64_t idx = 0; idx < count; ++idx) memory[idx] = value;  // touch every page before timing
     return FloatArray(memory);
-}
-
-template <typename Fn>
-double timed_seconds(Fn&& fn) {
-    const auto start = std::chrono::steady_clock::now();
-    fn();
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 }  // namespace
