@@ -17,9 +17,6 @@ const KernelTable& ref_table() {
         ref_kernels.matmul_q5_kx16 = ref::matmul_q5_kx16;
         ref_kernels.matmul_f32 = ref::matmul_f32;
         ref_kernels.matmul_f16 = ref::matmul_f16;
-        ref_kernels.matmul_q6_k = ref::matmul_q6_k;
-        ref_kernels.matmul_q4_k = ref::matmul_q4_k;
-        ref_kernels.matmul_q5_k = ref::matmul_q5_k;
         ref_kernels.quantize_activations = ref::quantize_activations;
         ref_kernels.sum_f32 = ref::sum_f32;
         ref_kernels.attention_group = ref::attention_group;
@@ -76,14 +73,9 @@ void matmul(const KernelTable& table, const PackedWeights& weights, const Activa
     if (weights.view.type == DType::kF16) {
         return table.matmul_f16(weights.view, activations, unit_begin, unit_end, y, y_stride);
     }
-    if (weights.view.type == DType::kQ6_K) {
-        return table.matmul_q6_k(weights.view, activations, unit_begin, unit_end, y, y_stride);
-    }
-    if (weights.view.type == DType::kQ4_K) {
-        return table.matmul_q4_k(weights.view, activations, unit_begin, unit_end, y, y_stride);
-    }
-    if (weights.view.type == DType::kQ5_K) {
-        return table.matmul_q5_k(weights.view, activations, unit_begin, unit_end, y, y_stride);
+    const DType type = weights.view.type;
+    if (type == DType::kQ6_K || type == DType::kQ4_K || type == DType::kQ5_K) {
+        return ref::matmul_dequantized_q8(type, weights.view, activations, unit_begin, unit_end, y, y_stride);
     }
     ref::matmul_rows(weights.view, unit_begin, unit_end, activations.f32, activations.f32_stride,
                      activations.num_tokens, y, y_stride, scratch);

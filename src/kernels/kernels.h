@@ -45,9 +45,6 @@ struct KernelTable {
     PackedMatmulFn matmul_q5_kx16 = nullptr;
     RowMatmulFn matmul_f32 = nullptr;
     RowMatmulFn matmul_f16 = nullptr;
-    RowMatmulFn matmul_q6_k = nullptr;  // row-major ggml Q6_K with 8-bit activations
-    RowMatmulFn matmul_q4_k = nullptr;  // row-major ggml Q4_K with 8-bit activations
-    RowMatmulFn matmul_q5_k = nullptr;  // row-major ggml Q5_K with 8-bit activations
     QuantizeActivationsFn quantize_activations = nullptr;
     SumFn sum_f32 = nullptr;
     AttentionFn attention_group = nullptr;
@@ -86,9 +83,9 @@ void matmul_q4_kx16(const PackedWeights&, const Activations&, int64_t, int64_t, 
 void matmul_q5_kx16(const PackedWeights&, const Activations&, int64_t, int64_t, float*, int64_t);
 void matmul_f32(const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
 void matmul_f16(const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
-void matmul_q6_k(const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
-void matmul_q4_k(const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
-void matmul_q5_k(const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
+// Row-major Q4_K / Q5_K / Q6_K (met only without repacking): each row dequantized, dotted in double with the
+// 8-bit activations.
+void matmul_dequantized_q8(DType type, const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
 void quantize_activations(const float* x, int64_t length, int8_t* q, float* scale, float* sum);
 double sum_f32(const float* x, int64_t length);
 void attention_group(const float* q, int64_t q_stride, int64_t num_heads, const PagedKv& kv, int64_t num_keys,

@@ -148,6 +148,28 @@ TEST_P(MatmulTest, SplitWorkUnitsEqualOneCall) {
     }
 }
 
+// Without repacking (ModelOptions::repack false) K-quants take the row-major reference: it agrees with the
+// packed kernels of every ISA.
+TEST(MatmulRowMajor, KQuantsEqualPacked) {
+    const Shape shape{37, 512, 5};
+    for (DType type : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
+        SCOPED_TRACE(dtype_name(type));
+        const TestMatrix matrix = make_matrix(type, shape, 41);
+        const PackedWeights row_major = pack_weights(matrix.view, /*enable=*/false);
+        ASSERT_EQ(row_major.layout, WeightLayout::kRowMajor);
+        const std::vector<float> x = random_values(shape.num_tokens * shape.row_length, 42);
+        for (Isa isa : {Isa::kRef, Isa::kAvx2, Isa::kAvx512}) {
+            const KernelTable* table = kernel_table(isa);
+            if (table == nullptr) continue;
+            Activations packed_activations, row_activations;
+            const std::vector<float> packed = run(*table, pack_weights(matrix.view), x, shape, &packed_activations);
+            const std::vector<float> unpacked = run(*table, row_major, x, shape, &row_activations);
+            EXPECT_LT(max_relative_error(unpacked, std::vector<double>(packed.begin(), packed.end())), 1e-5)
+                << isa_name(isa);
+        }
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(Types, MatmulTest, ::testing::Values(DType::kQ4_0, DType::kQ8_0, DType::kQ6_K, DType::kQ4_K, DType::kQ5_K,
                                                           DType::kF32,
                                                           DType::kF16),

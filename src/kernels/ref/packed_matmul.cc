@@ -218,9 +218,6 @@ void matmul_f16(const MatrixView& weights, const Activations& activations, int64
     }
 }
 
-namespace {
-
-// A K-quant row dequantized once, then dotted in double with each token's 8-bit activations.
 void matmul_dequantized_q8(DType type, const MatrixView& weights, const Activations& activations, int64_t row_begin,
                            int64_t row_end, float* y, int64_t y_stride) {
     thread_local std::vector<float> row;  // grows once per thread, then reused
@@ -237,23 +234,6 @@ void matmul_dequantized_q8(DType type, const MatrixView& weights, const Activati
             y[token_idx * y_stride + row_idx] = static_cast<float>(sum);
         }
     }
-}
-
-}  // namespace
-
-void matmul_q6_k(const MatrixView& weights, const Activations& activations, int64_t row_begin, int64_t row_end,
-                 float* y, int64_t y_stride) {
-    matmul_dequantized_q8(DType::kQ6_K, weights, activations, row_begin, row_end, y, y_stride);
-}
-
-void matmul_q4_k(const MatrixView& weights, const Activations& activations, int64_t row_begin, int64_t row_end,
-                 float* y, int64_t y_stride) {
-    matmul_dequantized_q8(DType::kQ4_K, weights, activations, row_begin, row_end, y, y_stride);
-}
-
-void matmul_q5_k(const MatrixView& weights, const Activations& activations, int64_t row_begin, int64_t row_end,
-                 float* y, int64_t y_stride) {
-    matmul_dequantized_q8(DType::kQ5_K, weights, activations, row_begin, row_end, y, y_stride);
 }
 
 void quantize_activations(const float* x, int64_t length, int8_t* q, float* scale, float* sum) {

@@ -97,10 +97,6 @@ const KernelTable* table() {
         kernels.matmul_q5_kx16 = matmul_q5_kx16;
         kernels.matmul_f32 = matmul_f32;
         kernels.matmul_f16 = matmul_f16;
-        // Row-major K-quants are met only without repacking (they load as Q4_Kx16, Q5_Kx16, Q6_Kx16).
-        kernels.matmul_q6_k = ref::matmul_q6_k;
-        kernels.matmul_q4_k = ref::matmul_q4_k;
-        kernels.matmul_q5_k = ref::matmul_q5_k;
         kernels.quantize_activations = quantize_activations;
         kernels.sum_f32 = sum_f32;
         kernels.attention_group = attention_group;
