@@ -1,6 +1,8 @@
 // The CLI as a user drives it: help, generate (greedy golden and seeded sampling), tokenize, bad flags.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -86,6 +88,15 @@ TEST(Cli, BadValuesGiveOneErrorLine) {
         EXPECT_NE((bad_threads.out + bad_threads.err).find("--threads: Value 0 not in range 1 to 512"), std::string::npos)
             << command << bad_threads.err;
     }
+}
+
+// The compute probes exist only in the AVX-512 table: with another one forced, the command says so and fails.
+TEST(Cli, BenchComputeWithoutProbesSaysWhich) {
+    ::setenv("TERN_ISA", "ref", 1);
+    const testing::CommandResult result = testing::run_tern("bench compute -t 1");
+    ::unsetenv("TERN_ISA");
+    EXPECT_EQ(result.exit_code, 1);
+    EXPECT_NE(result.err.find("the ref kernels have no peak probes"), std::string::npos) << result.err;
 }
 
 }  // namespace
