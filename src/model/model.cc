@@ -93,13 +93,31 @@ void Model::add_and_norm(int64_t token_idx, const float* delta, const std::vecto
 }
 
 // y[T, rows] = input . W^T, split over work units (rows or 16-row groups) across the pool.
-void Model::matmul(const PackedWeights& weights, float* y, ThreadPool* pool) {
+void Model::matmul(const PackedWeights& weights, float* y, ThreadPool* pool) { matmuls({{&weights, y}}, pool); }
+
+// Several products of the same input (q/k/v, gate/up) as one loop over their work units laid end to end: one
+// barrier instead of one per product, and the threads' shares balance over the whole instead of over each part.
+void Model::matmuls(std::initializer_list<MatmulOutput> outputs, ThreadPool* pool) {
     Workspace& ws = *workspace_;
-    TERN_CHECK(ws.activations.length == weights.view.row_length) << "matmul input does not match the weights";
-    TERN_CHECK(ws.activations.has_q8 || !kernels::needs_q8_activations(weights)) << "matmul input not quantized";
-    pool->parallel_for(weights.num_work_units(), [&](int64_t begin, int64_t end, int thread_idx) {
-        kernels::matmul(*kernels_, weights, ws.activations, begin, end, y, weights.view.num_rows,
-                        ws.thread_row_scratch(thread_idx));
+    int64_t num_units = 0;
+    for (const MatmulOutput& output : outputs) {
+        TERN_CHECK(ws.activations.length == output.weights->view.row_length) << "matmul input does not match the weights";
+        TERN_CHECK(ws.activations.has_q8 || !kernels::needs_q8_activations(*output.weights))
+            << "matmul input not quantized";
+        num_units += output.weights->num_work_units();
+    }
+    pool->parallel_for(num_units, [&](int64_t begin, int64_t end, int thread_idx) {
+        int64_t first_unit = 0;
+        for (const MatmulOutput& output : outputs) {
+            const PackedWeights& weights = *output.weights;
+            const int64_t part_begin = std::max(begin, first_unit) - first_unit;
+            const int64_t part_end = std::min(end, first_unit + weights.num_work_units()) - first_unit;
+            if (part_begin < part_end) {
+                kernels::matmul(*kernels_, weights, ws.activations, part_begin, part_end, output.y,
+                                weights.view.num_rows, ws.thread_row_scratch(thread_idx));
+            }
+            first_unit += weights.num_work_units();
+        }
     });
 }
 
@@ -180,9 +198,7 @@ void Model::attention_block(int64_t layer_idx, const TokenBatch& batch, KvCache*
     const int64_t num_tokens = batch.size();
     norm_input(layer_idx > 0 ? ws.normed.data() : nullptr, layer.attn_norm, num_tokens,
                needs_q8(layer.wq) || needs_q8(layer.wk) || needs_q8(layer.wv), pool);
-    matmul(layer.wq, ws.q.data(), pool);
-    matmul(layer.wk, ws.k.data(), pool);
-    matmul(layer.wv, ws.v.data(), pool);
+    matmuls({{&layer.wq, ws.q.data()}, {&layer.wk, ws.k.data()}, {&layer.wv, ws.v.data()}}, pool);
     pool->parallel_for(num_tokens, [&](int64_t begin, int64_t end, int) {
         for (int64_t token_idx = begin; token_idx < end; ++token_idx) {
             rope_and_store(layer_idx, batch, token_idx, cache);
@@ -256,8 +272,7 @@ void Model::feed_forward_block(int64_t layer_idx, int64_t num_tokens, ThreadPool
     const LayerWeights& layer = weights_.layers[static_cast<size_t>(layer_idx)];
     Workspace& ws = *workspace_;
     norm_input(ws.normed.data(), layer.ffn_norm, num_tokens, needs_q8(layer.w_gate) || needs_q8(layer.w_up), pool);
-    matmul(layer.w_gate, ws.gate.data(), pool);
-    matmul(layer.w_up, ws.up.data(), pool);
+    matmuls({{&layer.w_gate, ws.gate.data()}, {&layer.w_up, ws.up.data()}}, pool);
     kernels::reserve_activations(ws.gate.data(), num_tokens, hp.ffn_dim, hp.ffn_dim, needs_q8(layer.w_down),
                                  &ws.activations);
     pool->parallel_for(num_tokens, [&](int64_t begin, int64_t end, int) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <span>
 #include <string>
@@ -90,7 +91,13 @@ private:
     void norm_input(const float* delta, const std::vector<float>& norm_weight, int64_t num_tokens, bool quantize,
                     ThreadPool* pool);
     void add_and_norm(int64_t token_idx, const float* delta, const std::vector<float>& norm_weight, float* out);
+    // One product of the current input: its weights and where its output goes.
+    struct MatmulOutput {
+        const PackedWeights* weights;
+        float* y;
+    };
     void matmul(const PackedWeights& weights, float* y, ThreadPool* pool);
+    void matmuls(std::initializer_list<MatmulOutput> outputs, ThreadPool* pool);
 
     std::unique_ptr<GgufFile> file_;
     const kernels::KernelTable* kernels_ = nullptr;
