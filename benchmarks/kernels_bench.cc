@@ -98,7 +98,7 @@ void bench_attention(benchmark::State& state, Isa isa) {
 
 void register_all() {
     for (Isa isa : {Isa::kRef, Isa::kAvx2, Isa::kAvx512}) {
-        for (DType type : {DType::kQ4_0, DType::kQ8_0, DType::kQ6_K, DType::kQ4_K, DType::kQ5_K, DType::kF16, DType::kF32}) {
+        for (DType type : {DType::kQ4_0, DType::kQ8_0, DType::kQ6_K, DType::kQ4_K, DType::kQ5_K, DType::kF16, DType::kBF16, DType::kF32}) {
             for (int64_t tokens : {1, 16}) {
                 const std::string name = std::string("matmul/") + isa_name(isa) + "/" + std::string(dtype_name(type)) +
                                          "/tokens:" + std::to_string(tokens);

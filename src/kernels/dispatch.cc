@@ -17,6 +17,7 @@ const KernelTable& ref_table() {
         ref_kernels.matmul_q5_kx16 = ref::matmul_q5_kx16;
         ref_kernels.matmul_f32 = ref::matmul_f32;
         ref_kernels.matmul_f16 = ref::matmul_f16;
+        ref_kernels.matmul_bf16 = ref::matmul_bf16;
         ref_kernels.quantize_activations = ref::quantize_activations;
         ref_kernels.sum_f32 = ref::sum_f32;
         ref_kernels.attention_group = ref::attention_group;
@@ -72,6 +73,9 @@ void matmul(const KernelTable& table, const PackedWeights& weights, const Activa
     }
     if (weights.view.type == DType::kF16) {
         return table.matmul_f16(weights.view, activations, unit_begin, unit_end, y, y_stride);
+    }
+    if (weights.view.type == DType::kBF16) {
+        return table.matmul_bf16(weights.view, activations, unit_begin, unit_end, y, y_stride);
     }
     const DType type = weights.view.type;
     if (type == DType::kQ6_K || type == DType::kQ4_K || type == DType::kQ5_K) {

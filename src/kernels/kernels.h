@@ -45,6 +45,7 @@ struct KernelTable {
     PackedMatmulFn matmul_q5_kx16 = nullptr;
     RowMatmulFn matmul_f32 = nullptr;
     RowMatmulFn matmul_f16 = nullptr;
+    RowMatmulFn matmul_bf16 = nullptr;
     QuantizeActivationsFn quantize_activations = nullptr;
     SumFn sum_f32 = nullptr;
     AttentionFn attention_group = nullptr;
@@ -83,6 +84,7 @@ void matmul_q4_kx16(const PackedWeights&, const Activations&, int64_t, int64_t, 
 void matmul_q5_kx16(const PackedWeights&, const Activations&, int64_t, int64_t, float*, int64_t);
 void matmul_f32(const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
 void matmul_f16(const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
+void matmul_bf16(const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
 // Row-major Q4_K / Q5_K / Q6_K (met only without repacking): each row dequantized, dotted in double with the
 // 8-bit activations.
 void matmul_dequantized_q8(DType type, const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);

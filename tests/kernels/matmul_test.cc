@@ -20,10 +20,12 @@ struct Shape {
     int64_t num_tokens;
 };
 
-// Odd row counts, 1..64 tokens (each token-tile width of the SIMD kernels and uneven tile splits), and more row
-// groups than one panel of the tiled kernels.
+// Odd row counts, 1..64 tokens (each token-tile width of the SIMD kernels and uneven tile splits), more row
+// groups than one panel of the tiled kernels, and (for the float types, which have no blocks) row lengths that are
+// not a multiple of any vector width.
 const Shape kShapes[] = {{1, 32, 1},   {15, 64, 3},   {16, 96, 4},  {17, 32, 5},  {33, 256, 9},  {100, 2048, 1},
-                         {48, 512, 16}, {40, 96, 2},  {56, 64, 6},  {24, 32, 7},  {403, 64, 13}, {30, 64, 64}};
+                         {48, 512, 16}, {40, 96, 2},  {56, 64, 6},  {24, 32, 7},  {403, 64, 13}, {30, 64, 64},
+                         {7, 37, 3},    {5, 19, 6},   {9, 200, 5}};
 
 std::vector<float> random_values(int64_t count, uint32_t seed, float scale = 1.0f) {
     std::mt19937 generator(seed);
@@ -171,8 +173,7 @@ TEST(MatmulRowMajor, KQuantsEqualPacked) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, MatmulTest, ::testing::Values(DType::kQ4_0, DType::kQ8_0, DType::kQ6_K, DType::kQ4_K, DType::kQ5_K,
-                                                          DType::kF32,
-                                                          DType::kF16),
+                                                          DType::kF32, DType::kF16, DType::kBF16),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
 
 TEST(PackedWeights, LayoutAndPadding) {

@@ -205,17 +205,33 @@ void matmul_f32(const MatrixView& weights, const Activations& activations, int64
                 y_stride, nullptr);
 }
 
-void matmul_f16(const MatrixView& weights, const Activations& activations, int64_t row_begin, int64_t row_end,
-                float* y, int64_t y_stride) {
+namespace {
+
+// Row-major 16-bit float weights (F16 or BF16), each element widened by `widen`.
+template <float (*widen)(uint16_t)>
+void matmul_half(const MatrixView& weights, const Activations& activations, int64_t row_begin, int64_t row_end,
+                 float* y, int64_t y_stride) {
     for (int64_t row_idx = row_begin; row_idx < row_end; ++row_idx) {
         const uint16_t* row = reinterpret_cast<const uint16_t*>(weights.row(row_idx));
         for (int64_t token_idx = 0; token_idx < activations.num_tokens; ++token_idx) {
             const float* x = activations.f32 + token_idx * activations.f32_stride;
             float sum = 0.0f;
-            for (int64_t idx = 0; idx < weights.row_length; ++idx) sum += fp16_to_fp32(row[idx]) * x[idx];
+            for (int64_t idx = 0; idx < weights.row_length; ++idx) sum += widen(row[idx]) * x[idx];
             y[token_idx * y_stride + row_idx] = sum;
         }
     }
+}
+
+}  // namespace
+
+void matmul_f16(const MatrixView& weights, const Activations& activations, int64_t row_begin, int64_t row_end,
+                float* y, int64_t y_stride) {
+    matmul_half<fp16_to_fp32>(weights, activations, row_begin, row_end, y, y_stride);
+}
+
+void matmul_bf16(const MatrixView& weights, const Activations& activations, int64_t row_begin, int64_t row_end,
+                 float* y, int64_t y_stride) {
+    matmul_half<bf16_to_fp32>(weights, activations, row_begin, row_end, y, y_stride);
 }
 
 void matmul_dequantized_q8(DType type, const MatrixView& weights, const Activations& activations, int64_t row_begin,

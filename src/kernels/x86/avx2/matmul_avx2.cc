@@ -10,6 +10,8 @@
 
 #include "kernels/kernels.h"
 #include "kernels/ref/ref_kernels.h"
+#include "kernels/x86/avx2/float_matmul_avx2.h"
+#include "kernels/x86/avx2/math_avx2.h"
 #include "kernels/x86/avx2/packed_tile_avx2.h"
 
 namespace tern::kernels::avx2 {
@@ -69,49 +71,6 @@ void matmul_packed(const PackedWeights& weights, const Activations& activations,
     });
 }
 
-inline float horizontal_sum(__m256 values) {
-    const __m128 folded = _mm_add_ps(_mm256_castps256_ps128(values), _mm256_extractf128_ps(values, 1));
-    const __m128 pairs = _mm_add_ps(folded, _mm_movehl_ps(folded, folded));
-    return _mm_cvtss_f32(_mm_add_ss(pairs, _mm_shuffle_ps(pairs, pairs, 1)));
-}
-
-void matmul_f32(const MatrixView& weights, const Activations& activations, int64_t row_begin, int64_t row_end,
-                float* y, int64_t y_stride) {
-    const int64_t length = weights.row_length;
-    for (int64_t row_idx = row_begin; row_idx < row_end; ++row_idx) {
-        const float* row = reinterpret_cast<const float*>(weights.row(row_idx));
-        for (int64_t token_idx = 0; token_idx < activations.num_tokens; ++token_idx) {
-            const float* x = activations.f32 + token_idx * activations.f32_stride;
-            __m256 sum = _mm256_setzero_ps();
-            int64_t idx = 0;
-            for (; idx + 8 <= length; idx += 8) sum = _mm256_fmadd_ps(_mm256_loadu_ps(row + idx), _mm256_loadu_ps(x + idx), sum);
-            float total = horizontal_sum(sum);
-            for (; idx < length; ++idx) total += row[idx] * x[idx];
-            y[token_idx * y_stride + row_idx] = total;
-        }
-    }
-}
-
-void matmul_f16(const MatrixView& weights, const Activations& activations, int64_t row_begin, int64_t row_end,
-                float* y, int64_t y_stride) {
-    const int64_t length = weights.row_length;
-    for (int64_t row_idx = row_begin; row_idx < row_end; ++row_idx) {
-        const uint16_t* row = reinterpret_cast<const uint16_t*>(weights.row(row_idx));
-        for (int64_t token_idx = 0; token_idx < activations.num_tokens; ++token_idx) {
-            const float* x = activations.f32 + token_idx * activations.f32_stride;
-            __m256 sum = _mm256_setzero_ps();
-            int64_t idx = 0;
-            for (; idx + 8 <= length; idx += 8) {
-                const __m256 values = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + idx)));
-                sum = _mm256_fmadd_ps(values, _mm256_loadu_ps(x + idx), sum);
-            }
-            float total = horizontal_sum(sum);
-            for (; idx < length; ++idx) total += _cvtsh_ss(row[idx]) * x[idx];
-            y[token_idx * y_stride + row_idx] = total;
-        }
-    }
-}
-
 void quantize_activations(const float* x, int64_t length, int8_t* q, float* scale, float* sum) {
     const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
     for (int64_t block_idx = 0; block_idx < length / 32; ++block_idx) {
@@ -163,8 +122,7 @@ const KernelTable* table() {
         kernels.matmul_q6_kx16 = matmul_q6_kx16;
         kernels.matmul_q4_kx16 = matmul_q4_kx16;
         kernels.matmul_q5_kx16 = matmul_q5_kx16;
-        kernels.matmul_f32 = matmul_f32;
-        kernels.matmul_f16 = matmul_f16;
+        set_float_matmuls(&kernels);
         kernels.quantize_activations = quantize_activations;
         kernels.sum_f32 = sum_f32;
         kernels.attention_group = attention_group;

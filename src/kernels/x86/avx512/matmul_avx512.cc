@@ -6,56 +6,11 @@
 #include <cstring>
 
 #include "kernels/kernels.h"
+#include "kernels/x86/avx512/float_matmul_avx512.h"
 #include "kernels/x86/avx512/packed_matmul_avx512.h"
 
 namespace tern::kernels::avx512 {
 namespace {
-
-inline float dot_f32(const float* a, const float* b, int64_t length) {
-    __m512 sum0 = _mm512_setzero_ps(), sum1 = _mm512_setzero_ps();
-    int64_t idx = 0;
-    for (; idx + 32 <= length; idx += 32) {
-        sum0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + idx), _mm512_loadu_ps(b + idx), sum0);
-        sum1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + idx + 16), _mm512_loadu_ps(b + idx + 16), sum1);
-    }
-    for (; idx < length; idx += 16) {
-        const __mmask16 mask = length - idx >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << (length - idx)) - 1);
-        sum0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mask, a + idx), _mm512_maskz_loadu_ps(mask, b + idx), sum0);
-    }
-    return _mm512_reduce_add_ps(_mm512_add_ps(sum0, sum1));
-}
-
-inline float dot_f16(const uint16_t* a, const float* b, int64_t length) {
-    __m512 sum = _mm512_setzero_ps();
-    for (int64_t idx = 0; idx < length; idx += 16) {
-        const __mmask16 mask = length - idx >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << (length - idx)) - 1);
-        const __m512 weights = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mask, a + idx));
-        sum = _mm512_fmadd_ps(weights, _mm512_maskz_loadu_ps(mask, b + idx), sum);
-    }
-    return _mm512_reduce_add_ps(sum);
-}
-
-void matmul_f32(const MatrixView& weights, const Activations& activations, int64_t row_begin, int64_t row_end,
-                float* y, int64_t y_stride) {
-    for (int64_t row_idx = row_begin; row_idx < row_end; ++row_idx) {
-        const float* row = reinterpret_cast<const float*>(weights.row(row_idx));
-        for (int64_t token_idx = 0; token_idx < activations.num_tokens; ++token_idx) {
-            y[token_idx * y_stride + row_idx] =
-                dot_f32(row, activations.f32 + token_idx * activations.f32_stride, weights.row_length);
-        }
-    }
-}
-
-void matmul_f16(const MatrixView& weights, const Activations& activations, int64_t row_begin, int64_t row_end,
-                float* y, int64_t y_stride) {
-    for (int64_t row_idx = row_begin; row_idx < row_end; ++row_idx) {
-        const uint16_t* row = reinterpret_cast<const uint16_t*>(weights.row(row_idx));
-        for (int64_t token_idx = 0; token_idx < activations.num_tokens; ++token_idx) {
-            y[token_idx * y_stride + row_idx] =
-                dot_f16(row, activations.f32 + token_idx * activations.f32_stride, weights.row_length);
-        }
-    }
-}
 
 void quantize_activations(const float* x, int64_t length, int8_t* q, float* scale, float* sum) {
     for (int64_t block_idx = 0; block_idx < length / 32; ++block_idx) {
@@ -95,8 +50,7 @@ const KernelTable* table() {
         kernels.matmul_q6_kx16 = matmul_q6_kx16;
         kernels.matmul_q4_kx16 = matmul_q4_kx16;
         kernels.matmul_q5_kx16 = matmul_q5_kx16;
-        kernels.matmul_f32 = matmul_f32;
-        kernels.matmul_f16 = matmul_f16;
+        set_float_matmuls(&kernels);
         kernels.quantize_activations = quantize_activations;
         kernels.sum_f32 = sum_f32;
         kernels.attention_group = attention_group;
