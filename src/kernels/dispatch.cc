@@ -23,6 +23,7 @@ const KernelTable& ref_table() {
         ref_kernels.attention_group = ref::attention_group;
         ref_kernels.rms_norm = ref::rms_norm;
         ref_kernels.silu_mul = ref::silu_mul;
+        ref_kernels.rope = ref::rope;
         return ref_kernels;
     }();
     return table;

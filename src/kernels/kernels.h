@@ -25,6 +25,10 @@ using AttentionFn = void (*)(const float* q, int64_t q_stride, int64_t num_heads
                              int64_t head_dim, float scale, float* out, int64_t out_stride, float* scratch);
 // out = x / sqrt(mean(x^2) + eps) * weight, over `length` floats.
 using RmsNormFn = void (*)(const float* x, const float* weight, int64_t length, float eps, float* out);
+// Rotates the first `rope_dim` elements of one head in place by the angles whose cos/sin are given per pair:
+// adjacent pairs (x[2i], x[2i+1]) or, with pair_halves (NeoX order), halves (x[i], x[i + rope_dim/2]).
+using RopeFn = void (*)(float* head, int64_t rope_dim, const float* cos_table, const float* sin_table,
+                        bool pair_halves);
 // out[i] = silu(gate[i]) * up[i] (SwiGLU); out may alias gate.
 using SiluMulFn = void (*)(const float* gate, const float* up, int64_t length, float* out);
 // Sum of `length` floats; streams memory as fast as the core can (the read-bandwidth probe of `tern bench memory`).
@@ -51,6 +55,7 @@ struct KernelTable {
     AttentionFn attention_group = nullptr;
     RmsNormFn rms_norm = nullptr;
     SiluMulFn silu_mul = nullptr;
+    RopeFn rope = nullptr;
     // Peak probes (nullptr where the ISA has no such instruction): int8 dot products do int8_ops_per_instruction
     // operations (a multiply-add counts 2) per instruction, fp32 FMAs fp32_flops_per_instruction.
     PeakLoopFn int8_dot_peak_loop = nullptr;
@@ -100,6 +105,7 @@ double int8_dot_peak_loop(int64_t iterations);
 double fp32_fma_peak_loop(int64_t iterations);
 void rms_norm(const float* x, const float* weight, int64_t length, float eps, float* out);
 void silu_mul(const float* gate, const float* up, int64_t length, float* out);
+void rope(float* head, int64_t rope_dim, const float* cos_table, const float* sin_table, bool pair_halves);
 void attention_group(const float* q, int64_t q_stride, int64_t num_heads, const PagedKv& kv, int64_t num_keys,
                      int64_t head_dim, float scale, float* out, int64_t out_stride, float* scratch);
 }

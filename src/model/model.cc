@@ -8,7 +8,6 @@
 
 #include "base/fp16.h"
 
-#include "kernels/ref/ref_kernels.h"
 #include "model/workspace.h"
 #include "quant/dequantize.h"
 #include "quant/quantize.h"
@@ -225,10 +224,10 @@ void Model::rope_and_store(int64_t layer_idx, const TokenBatch& batch, int64_t t
     add_bias(layer.bk, k);
     add_bias(layer.bv, v);
     for (int64_t head_idx = 0; head_idx < hp.num_heads; ++head_idx) {
-        kernels::ref::rope(q + head_idx * hp.head_dim, hp.rope_dim, cos_table, sin_table, pair_halves);
+        kernels_->rope(q + head_idx * hp.head_dim, hp.rope_dim, cos_table, sin_table, pair_halves);
     }
     for (int64_t head_idx = 0; head_idx < hp.num_kv_heads; ++head_idx) {
-        kernels::ref::rope(k + head_idx * hp.head_dim, hp.rope_dim, cos_table, sin_table, pair_halves);
+        kernels_->rope(k + head_idx * hp.head_dim, hp.rope_dim, cos_table, sin_table, pair_halves);
     }
     const int64_t position = batch.positions[token_idx];
     const int64_t block = block_table(batch, *cache, token_idx)[static_cast<size_t>(position / cache->block_size())];

@@ -1,4 +1,4 @@
-// Every ISA's RMSNorm and SwiGLU against a float64 computation, on odd lengths and large-magnitude inputs.
+// Every ISA's RMSNorm, SwiGLU and RoPE against a float64 computation, on odd lengths and large-magnitude inputs.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/kernels.h"
+#include "kernels/ref/ref_kernels.h"
 
 namespace tern::kernels {
 namespace {
@@ -40,6 +41,46 @@ TEST(Elementwise, RmsNormAndSiluMulMatchFloat64OnEveryIsa) {
                 const double g = gate[idx];
                 const double expected = g / (1.0 + std::exp(-g)) * up[idx];
                 EXPECT_NEAR(swiglu[idx], expected, 1e-5 * (1.0 + std::abs(expected)));
+            }
+        }
+    }
+}
+
+// Both pair orders, rope_dim from one pair to past two vectors, and a rope_dim below the head size (partial
+// rotary): the elements past rope_dim stay as they were.
+TEST(Elementwise, RopeMatchesFloat64OnEveryIsa) {
+    constexpr int64_t kHeadDim = 160;
+    for (Isa isa : {Isa::kRef, Isa::kAvx2, Isa::kAvx512}) {
+        const KernelTable* table = kernel_table(isa);
+        if (table == nullptr) continue;
+        for (bool pair_halves : {false, true}) {
+            for (int64_t rope_dim : {2, 6, 8, 14, 16, 30, 32, 34, 64, 100, 128, 160}) {
+                SCOPED_TRACE(::testing::Message() << isa_name(isa) << (pair_halves ? " halves" : " adjacent")
+                                                  << " rope_dim " << rope_dim);
+                const auto original = random_values(kHeadDim, 5, 2.0f);
+                const auto angles = random_values(static_cast<size_t>(rope_dim / 2), 6, 3.0f);
+                std::vector<float> cos_table, sin_table;
+                for (float angle : angles) {
+                    cos_table.push_back(std::cos(angle));
+                    sin_table.push_back(std::sin(angle));
+                }
+                std::vector<float> head = original;
+                table->rope(head.data(), rope_dim, cos_table.data(), sin_table.data(), pair_halves);
+                std::vector<double> expected(original.begin(), original.end());
+                for (int64_t pair = 0; pair < rope_dim / 2; ++pair) {
+                    const size_t first = static_cast<size_t>(pair_halves ? pair : 2 * pair);
+                    const size_t second = static_cast<size_t>(pair_halves ? pair + rope_dim / 2 : 2 * pair + 1);
+                    const double c = cos_table[static_cast<size_t>(pair)], s = sin_table[static_cast<size_t>(pair)];
+                    expected[first] = original[first] * c - original[second] * s;
+                    expected[second] = original[first] * s + original[second] * c;
+                }
+                for (size_t idx = 0; idx < head.size(); ++idx) {
+                    EXPECT_NEAR(head[idx], expected[idx], 1e-6 * (1.0 + std::abs(expected[idx]))) << "element " << idx;
+                }
+                // Bit for bit the reference's rounding, so that greedy outputs do not depend on the ISA.
+                std::vector<float> reference = original;
+                ref::rope(reference.data(), rope_dim, cos_table.data(), sin_table.data(), pair_halves);
+                EXPECT_EQ(head, reference);
             }
         }
     }

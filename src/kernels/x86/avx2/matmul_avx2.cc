@@ -10,6 +10,7 @@
 
 #include "kernels/kernels.h"
 #include "kernels/ref/ref_kernels.h"
+#include "kernels/x86/avx2/elementwise_avx2.h"
 #include "kernels/x86/avx2/float_matmul_avx2.h"
 #include "kernels/x86/avx2/math_avx2.h"
 #include "kernels/x86/avx2/packed_tile_avx2.h"
@@ -126,8 +127,9 @@ const KernelTable* table() {
         kernels.quantize_activations = quantize_activations;
         kernels.sum_f32 = sum_f32;
         kernels.attention_group = attention_group;
-        kernels.rms_norm = ref::rms_norm;                // TODO(#3): AVX2 element-wise kernels
-        kernels.silu_mul = ref::silu_mul;
+        kernels.rms_norm = rms_norm;
+        kernels.silu_mul = silu_mul;
+        kernels.rope = rope;
         return kernels;
     }();
     return &kTable;

@@ -56,6 +56,7 @@ const KernelTable* table() {
         kernels.attention_group = attention_group;
         kernels.rms_norm = rms_norm;
         kernels.silu_mul = silu_mul;
+        kernels.rope = rope;
         kernels.int8_dot_peak_loop = int8_dot_peak_loop;
         kernels.fp32_fma_peak_loop = fp32_fma_peak_loop;
         kernels.int8_ops_per_instruction = 64 * 2;  // vpdpbusd zmm: 64 byte products, added in fours
