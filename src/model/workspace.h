@@ -22,6 +22,9 @@ struct Model::Workspace {
     int64_t block_pointers_size = 0;
     int64_t capacity_tokens = -1;
     kernels::Activations activations;  // the input of the next matmuls, prepared for the kernels
+    // Attention's work units (token, KV head), in order, cut into one range per thread: part p is
+    // [attention_split[p], attention_split[p + 1]).
+    std::vector<int64_t> attention_split;
 
     void reserve(const HParams& hp, int64_t num_tokens, int64_t max_keys, int64_t block_size, int num_threads) {
         if (num_tokens > capacity_tokens) {
@@ -51,6 +54,25 @@ struct Model::Workspace {
         if (block_pointers.size() < per_thread(block_pointers_size)) {
             block_pointers.resize(per_thread(block_pointers_size));
         }
+    }
+
+    // Cuts the units so that each part reads about as many cached keys: in a causal prefill the later tokens attend
+    // to more positions, and an even split by count leaves the threads with the early tokens waiting (2 threads:
+    // a quarter and three quarters of the work).
+    void split_attention(const std::vector<int32_t>& positions, int64_t kv_heads, int num_parts) {
+        // Per unit beyond its keys: the query's transposition, the softmax state, the output row.
+        constexpr int64_t kUnitOverhead = 32;
+        const auto cost = [&](size_t token_idx) { return positions[token_idx] + 1 + kUnitOverhead; };
+        int64_t total = 0;
+        for (size_t token_idx = 0; token_idx < positions.size(); ++token_idx) total += cost(token_idx) * kv_heads;
+        attention_split.assign(1, 0);
+        int64_t done = 0, unit = 0;
+        for (int part = 1; part < num_parts; ++part) {
+            const int64_t target = total * part / num_parts;
+            while (done < target) done += cost(static_cast<size_t>(unit++ / kv_heads));
+            attention_split.push_back(unit);
+        }
+        attention_split.push_back(static_cast<int64_t>(positions.size()) * kv_heads);
     }
 
     float* thread_row_scratch(int thread_idx) { return row_scratch.data() + thread_idx * row_scratch_size; }
