@@ -69,30 +69,40 @@ void bench_matmul(benchmark::State& state, Isa isa, DType type, int64_t rows, in
                                                  benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
 
-void bench_attention(benchmark::State& state, Isa isa) {
+// 8 query heads sharing one KV head, head dim 64, f32 rows in blocks of 16 positions as the model's paged cache
+// holds them: one query over 512 cached positions, or (num_queries > 1) a prefill chunk of that many queries
+// ending there, through attention_queries.
+void bench_attention(benchmark::State& state, Isa isa, int64_t num_queries) {
     const KernelTable* table = kernel_table(isa);
     if (table == nullptr) {
         state.SkipWithError("ISA not supported on this CPU");
         return;
     }
     const int64_t heads = 8, head_dim = 64, keys = 512;
-    const std::vector<float> q = random_values(heads * head_dim);
+    const std::vector<float> q = random_values(num_queries * heads * head_dim);
     const std::vector<float> k = random_values(keys * head_dim), v = random_values(keys * head_dim);
-    std::vector<float> out(static_cast<size_t>(heads * head_dim));
+    std::vector<float> out(static_cast<size_t>(num_queries * heads * head_dim));
     std::vector<float> scratch(static_cast<size_t>(keys + 2 * head_dim));
-    // f32 rows in blocks of 16 positions, as the model's paged cache holds them.
     std::vector<const uint8_t*> key_blocks, value_blocks;
     for (int64_t first = 0; first < keys; first += 16) {
         key_blocks.push_back(reinterpret_cast<const uint8_t*>(k.data() + first * head_dim));
         value_blocks.push_back(reinterpret_cast<const uint8_t*>(v.data() + first * head_dim));
     }
     const PagedKv kv{key_blocks.data(), value_blocks.data(), 16, head_dim * 4, KvType::kF32};
+    const int64_t first_num_keys = keys - num_queries + 1;
+    const AttentionQueries queries{q.data(), heads * head_dim, head_dim, heads, num_queries, first_num_keys,
+                                   out.data(), heads * head_dim, head_dim};
     for (auto _ : state) {
-        table->attention_group(q.data(), head_dim, heads, kv, keys, head_dim, 0.125f, out.data(), head_dim,
-                               scratch.data());
+        if (num_queries == 1) {
+            table->attention_group(q.data(), head_dim, heads, kv, keys, head_dim, 0.125f, out.data(), head_dim,
+                                   scratch.data());
+        } else {
+            table->attention_queries(queries, kv, head_dim, 0.125f, scratch.data());
+        }
         benchmark::DoNotOptimize(out.data());
     }
-    state.counters["GFLOP/s"] = benchmark::Counter(static_cast<double>(4 * heads * head_dim * keys) * state.iterations(),
+    const double keys_read = static_cast<double>(num_queries * first_num_keys + num_queries * (num_queries - 1) / 2);
+    state.counters["GFLOP/s"] = benchmark::Counter(4.0 * heads * head_dim * keys_read * state.iterations(),
                                                    benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
 
@@ -121,7 +131,9 @@ void register_all() {
             }
         }
         benchmark::RegisterBenchmark((std::string("attention/") + isa_name(isa) + "/8x64x512").c_str(), bench_attention,
-                                     isa)->Unit(benchmark::kMicrosecond);
+                                     isa, 1)->Unit(benchmark::kMicrosecond);
+        benchmark::RegisterBenchmark((std::string("attention/") + isa_name(isa) + "/8x64x512/queries:16").c_str(),
+                                     bench_attention, isa, 16)->Unit(benchmark::kMicrosecond);
     }
 }
 

@@ -29,6 +29,24 @@ using RmsNormFn = void (*)(const float* x, const float* weight, int64_t length, 
 // adjacent pairs (x[2i], x[2i+1]) or, with pair_halves (NeoX order), halves (x[i], x[i + rope_dim/2]).
 using RopeFn = void (*)(float* head, int64_t rope_dim, const float* cos_table, const float* sin_table,
                         bool pair_halves);
+// Consecutive query tokens of one sequence (a prefill chunk), each with the query heads that share one KV head:
+// query i's head h is at q + i * q_token_stride + h * q_head_stride, attends to the first first_num_keys + i
+// cached positions, and writes out + i * out_token_stride + h * out_head_stride.
+struct AttentionQueries {
+    const float* q;
+    int64_t q_token_stride;
+    int64_t q_head_stride;
+    int64_t num_heads;
+    int64_t num_queries;
+    int64_t first_num_keys;
+    float* out;
+    int64_t out_token_stride;
+    int64_t out_head_stride;
+};
+// Gives each query exactly what AttentionFn gives it alone (the same bits), so results do not depend on how a
+// prompt is chunked; a kernel may share each key tile's conversion and loads among the queries.
+using AttentionQueriesFn = void (*)(const AttentionQueries& queries, const PagedKv& kv, int64_t head_dim, float scale,
+                                    float* scratch);
 // out[i] = silu(gate[i]) * up[i] (SwiGLU); out may alias gate.
 using SiluMulFn = void (*)(const float* gate, const float* up, int64_t length, float* out);
 // Sum of `length` floats; streams memory as fast as the core can (the read-bandwidth probe of `tern bench memory`).
@@ -53,6 +71,7 @@ struct KernelTable {
     QuantizeActivationsFn quantize_activations = nullptr;
     SumFn sum_f32 = nullptr;
     AttentionFn attention_group = nullptr;
+    AttentionQueriesFn attention_queries = nullptr;
     RmsNormFn rms_norm = nullptr;
     SiluMulFn silu_mul = nullptr;
     RopeFn rope = nullptr;
@@ -68,6 +87,10 @@ struct KernelTable {
 const KernelTable& kernels();
 // The table for `isa`, or nullptr when this build or CPU cannot run it (tests iterate over all ISAs).
 const KernelTable* kernel_table(Isa isa);
+
+// AttentionQueriesFn as one `single` call per query.
+void attend_each_query(AttentionFn single, const AttentionQueries& queries, const PagedKv& kv, int64_t head_dim,
+                       float scale, float* scratch);
 
 // Whether matmul with these weights reads the 8-bit activations.
 inline bool needs_q8_activations(const PackedWeights& weights) {
@@ -108,6 +131,8 @@ void silu_mul(const float* gate, const float* up, int64_t length, float* out);
 void rope(float* head, int64_t rope_dim, const float* cos_table, const float* sin_table, bool pair_halves);
 void attention_group(const float* q, int64_t q_stride, int64_t num_heads, const PagedKv& kv, int64_t num_keys,
                      int64_t head_dim, float scale, float* out, int64_t out_stride, float* scratch);
+void attention_queries(const AttentionQueries& queries, const PagedKv& kv, int64_t head_dim, float scale,
+                       float* scratch);
 }
 namespace avx2 {
 const KernelTable* table();

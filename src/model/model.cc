@@ -182,7 +182,7 @@ Status Model::forward(const TokenBatch& batch, KvCache* cache, ThreadPool* pool,
                        ws.hidden.data() + token_idx * hp.embedding_dim, hp.embedding_dim);
     }
     ws.fill_rope_tables(hp, batch.positions, weights_.rope_freq_factors);
-    ws.split_attention(batch.positions, hp.num_kv_heads, pool->num_threads());
+    ws.split_attention(batch.positions, batch.slots, hp.num_kv_heads, pool->num_threads());
     // Each block leaves its output in ws.normed; the next block's opening adds it to ws.hidden.
     for (int64_t layer_idx = 0; layer_idx < hp.num_layers; ++layer_idx) {
         attention_block(layer_idx, batch, cache, pool);
@@ -243,8 +243,8 @@ void Model::attend(int64_t layer_idx, const TokenBatch& batch, KvCache* cache, T
     const int64_t group_size = hp.num_heads / hp.num_kv_heads;
     const float scale = 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
     const int64_t head_bytes = kernels::kv_row_bytes(cache->type(), hp.head_dim);
-    // One work unit: the query heads of one token that share a KV head, so each key is read once for them all. Each
-    // thread takes one part of Workspace::split_attention's cut.
+    // One work unit: a run of consecutive query tokens of one sequence x the query heads that share one KV head,
+    // so each key is read once for them all. Each thread takes one part of Workspace::split_attention's cut.
     const int64_t num_parts = static_cast<int64_t>(ws.attention_split.size()) - 1;
     pool->parallel_for(num_parts, [&](int64_t part_begin, int64_t part_end, int thread_idx) {
         const uint8_t** key_blocks = ws.thread_block_pointers(thread_idx);
@@ -252,10 +252,11 @@ void Model::attend(int64_t layer_idx, const TokenBatch& batch, KvCache* cache, T
         const int64_t begin = ws.attention_split[static_cast<size_t>(part_begin)];
         const int64_t end = ws.attention_split[static_cast<size_t>(part_end)];
         for (int64_t work_idx = begin; work_idx < end; ++work_idx) {
-            const int64_t token_idx = work_idx / hp.num_kv_heads;
+            const Workspace::QueryRun& run = ws.attention_runs[static_cast<size_t>(work_idx / hp.num_kv_heads)];
             const int64_t kv_head = work_idx % hp.num_kv_heads;
-            const int64_t num_keys = batch.positions[token_idx] + 1;
-            const auto table = block_table(batch, *cache, token_idx);
+            const int64_t first_num_keys = batch.positions[static_cast<size_t>(run.first_token)] + 1;
+            const int64_t num_keys = first_num_keys + run.num_tokens - 1;
+            const auto table = block_table(batch, *cache, run.first_token);
             const int64_t num_blocks = (num_keys + cache->block_size() - 1) / cache->block_size();
             for (int64_t block_idx = 0; block_idx < num_blocks; ++block_idx) {
                 const int32_t block = table[static_cast<size_t>(block_idx)];
@@ -264,9 +265,11 @@ void Model::attend(int64_t layer_idx, const TokenBatch& batch, KvCache* cache, T
             }
             const kernels::PagedKv kv{key_blocks, value_blocks, cache->block_size(), cache->row_bytes(),
                                       cache->type()};
-            const int64_t q_offset = token_idx * hp.q_dim() + kv_head * group_size * hp.head_dim;
-            kernels_->attention_group(ws.q.data() + q_offset, hp.head_dim, group_size, kv, num_keys, hp.head_dim,
-                                      scale, ws.attn_out.data() + q_offset, hp.head_dim, ws.thread_scores(thread_idx));
+            const int64_t q_offset = run.first_token * hp.q_dim() + kv_head * group_size * hp.head_dim;
+            const kernels::AttentionQueries queries{ws.q.data() + q_offset, hp.q_dim(), hp.head_dim, group_size,
+                                                    run.num_tokens, first_num_keys, ws.attn_out.data() + q_offset,
+                                                    hp.q_dim(), hp.head_dim};
+            kernels_->attention_queries(queries, kv, hp.head_dim, scale, ws.thread_scores(thread_idx));
         }
     });
 }

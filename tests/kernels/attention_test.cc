@@ -130,5 +130,49 @@ TEST(Attention, EveryIsaAndKvTypeMatchesFloat64Softmax) {
     EXPECT_GE(num_isas, 1);
 }
 
+// A prefill chunk's queries through attention_queries get exactly the bits each gets from attention_group alone
+// (so results do not depend on how prompts are chunked): head counts on both sides of the pair kernel's 5-8,
+// chunks that start inside a block and end on one, block sizes that split the 16-row tiles, every KV type.
+TEST(Attention, QueriesOfAChunkEqualEachQueryAlone) {
+    struct ChunkShape {
+        int64_t num_heads, head_dim, first_num_keys, num_queries, block_size;
+    };
+    const ChunkShape shapes[] = {{8, 64, 1, 7, 16},  {8, 64, 15, 4, 16}, {7, 64, 30, 5, 16}, {8, 128, 16, 33, 16},
+                                 {5, 64, 3, 6, 5},   {4, 64, 10, 5, 16}, {2, 32, 1, 3, 16},  {14, 64, 20, 4, 16},
+                                 {8, 64, 47, 2, 1},  {6, 32, 1, 1, 16}};
+    for (Isa isa : {Isa::kRef, Isa::kAvx2, Isa::kAvx512}) {
+        const KernelTable* table = kernel_table(isa);
+        if (table == nullptr) continue;
+        for (KvType type : {KvType::kF32, KvType::kF16, KvType::kQ8_0}) {
+            for (const ChunkShape& shape : shapes) {
+                if (type == KvType::kQ8_0 && shape.head_dim % 32 != 0) continue;
+                SCOPED_TRACE(::testing::Message() << isa_name(isa) << " type " << int(type) << " heads "
+                                                  << shape.num_heads << " dim " << shape.head_dim << " first keys "
+                                                  << shape.first_num_keys << " queries " << shape.num_queries
+                                                  << " block " << shape.block_size);
+                const int64_t num_keys = shape.first_num_keys + shape.num_queries - 1;
+                const PagedRows rows(type, shape.head_dim, num_keys, shape.block_size, 11);
+                // Tokens a q_dim apart (other KV heads' queries between them), heads a head_dim apart.
+                const int64_t token_stride = 3 * shape.num_heads * shape.head_dim;
+                const auto q = random_values(static_cast<size_t>(shape.num_queries * token_stride), 2, 1.0f);
+                const size_t out_size = static_cast<size_t>(shape.num_queries * token_stride);
+                std::vector<float> together(out_size, 0.0f), alone(out_size, 0.0f);
+                std::vector<float> scratch(static_cast<size_t>(num_keys + 2 * shape.head_dim));
+                const float scale = 1.0f / std::sqrt(static_cast<float>(shape.head_dim));
+                const AttentionQueries queries{q.data(), token_stride, shape.head_dim, shape.num_heads,
+                                               shape.num_queries, shape.first_num_keys, together.data(),
+                                               token_stride, shape.head_dim};
+                table->attention_queries(queries, rows.kv, shape.head_dim, scale, scratch.data());
+                for (int64_t query = 0; query < shape.num_queries; ++query) {
+                    table->attention_group(q.data() + query * token_stride, shape.head_dim, shape.num_heads, rows.kv,
+                                           shape.first_num_keys + query, shape.head_dim, scale,
+                                           alone.data() + query * token_stride, shape.head_dim, scratch.data());
+                }
+                EXPECT_EQ(together, alone);
+            }
+        }
+    }
+}
+
 }  // namespace
 }  // namespace tern::kernels

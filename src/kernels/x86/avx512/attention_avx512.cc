@@ -236,6 +236,111 @@ void attend_group(const float* q, int64_t q_stride, int num_heads, const PagedKv
     }
 }
 
+// Two consecutive query tokens A and B of one sequence against the same keys (B has one more): A's heads in lanes
+// 0-7 and B's in lanes 8-15, so each key tile is converted once for both and Q . K runs on full 16-lane vectors.
+// Every lane does the operations attend_group<kType, 8> does for its head, in the same order, so each query gets
+// the bits it gets alone: A's extra key (position num_keys_a) is masked in its lanes, which adds exp(-inf) = 0 weights
+// and rescales by exp(0) = 1.
+struct PairState {
+    __m512 max_score;
+    __m512 total;
+    alignas(64) float acc[16 * 16 * kMaxHeadChunks];  // acc[lane * head_dim + d]
+};
+
+template <KvType kType>
+void attend_pair_tile(const float* q_by_dim, int num_chunks, const Tile& tile, int num_rows_a, PairState& state) {
+    const int head_dim = 16 * num_chunks;
+    alignas(64) thread_local float keys[16 * 16 * kMaxHeadChunks] = {};
+    alignas(64) thread_local float values[16 * 16 * kMaxHeadChunks] = {};
+    convert_rows<kType>(tile.keys, tile.row_stride, tile.num_rows, num_chunks, keys);
+    convert_rows<kType>(tile.values, tile.row_stride, tile.num_rows, num_chunks, values);
+    __m512 scores[16];
+    for (int key = 0; key < 16; ++key) scores[key] = _mm512_setzero_ps();
+    for (int d = 0; d < head_dim; ++d) {
+        const __m512 q = _mm512_load_ps(q_by_dim + 16 * d);
+        for (int key = 0; key < 16; ++key) {
+            scores[key] = _mm512_fmadd_ps(q, _mm512_set1_ps(keys[key * head_dim + d]), scores[key]);
+        }
+    }
+    for (int key = num_rows_a; key < 16; ++key) {
+        scores[key] = _mm512_mask_blend_ps(key < tile.num_rows ? 0x00FF : 0xFFFF, scores[key], _mm512_set1_ps(-1e30f));
+    }
+    // The online-softmax step of softmax_update, per lane: weights summed over even keys and over odd keys, then
+    // added, as its two-keys-per-vector sums do.
+    __m512 tile_max = scores[0];
+    for (int key = 1; key < 16; ++key) tile_max = _mm512_max_ps(tile_max, scores[key]);
+    const __m512 new_max = _mm512_max_ps(state.max_score, tile_max);
+    alignas(64) float weights[16 * 16];
+    __m512 sums[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
+    for (int key = 0; key < 16; ++key) {
+        const __m512 p = exp_ps(_mm512_sub_ps(scores[key], new_max));
+        _mm512_store_ps(weights + 16 * key, p);
+        sums[key % 2] = _mm512_add_ps(sums[key % 2], p);
+    }
+    const __m512 rescale = exp_ps(_mm512_sub_ps(state.max_score, new_max));
+    state.total = _mm512_fmadd_ps(state.total, rescale, _mm512_add_ps(sums[0], sums[1]));
+    state.max_score = new_max;
+    alignas(64) float rescale_by_lane[16];
+    _mm512_store_ps(rescale_by_lane, rescale);
+    for (int chunk = 0; chunk < num_chunks; ++chunk) {
+        __m512 acc[16];
+        for (int lane = 0; lane < 16; ++lane) {
+            acc[lane] = _mm512_mul_ps(_mm512_load_ps(state.acc + lane * head_dim + 16 * chunk),
+                                      _mm512_set1_ps(rescale_by_lane[lane]));
+        }
+        for (int key = 0; key < tile.num_rows; ++key) {
+            const __m512 value = _mm512_load_ps(values + key * head_dim + 16 * chunk);
+            for (int lane = 0; lane < 16; ++lane) {
+                acc[lane] = _mm512_fmadd_ps(_mm512_set1_ps(weights[16 * key + lane]), value, acc[lane]);
+            }
+        }
+        for (int lane = 0; lane < 16; ++lane) _mm512_store_ps(state.acc + lane * head_dim + 16 * chunk, acc[lane]);
+    }
+}
+
+// Queries A (num_keys_a keys) and B (num_keys_a + 1) of up to 8 heads each.
+template <KvType kType>
+void attend_pair(const AttentionQueries& queries, const float* q_a, float* out_a, const PagedKv& kv,
+                 int64_t num_keys_a, int64_t head_dim, float scale) {
+    const int num_chunks = static_cast<int>(head_dim / 16);
+    const int num_heads = static_cast<int>(queries.num_heads);
+    alignas(64) float q_by_dim[16 * 16 * kMaxHeadChunks];
+    if (num_heads < 8) std::memset(q_by_dim, 0, sizeof(float) * 16 * static_cast<size_t>(head_dim));
+    for (int query = 0; query < 2; ++query) {
+        const float* q = q_a + query * queries.q_token_stride;
+        for (int head = 0; head < num_heads; ++head) {
+            for (int64_t d = 0; d < head_dim; ++d) {
+                q_by_dim[16 * d + 8 * query + head] = q[head * queries.q_head_stride + d] * scale;
+            }
+        }
+    }
+    PairState state;
+    state.max_score = _mm512_set1_ps(-1e30f);
+    state.total = _mm512_setzero_ps();
+    std::memset(state.acc, 0, sizeof(float) * 16 * static_cast<size_t>(head_dim));
+    const int64_t num_keys = num_keys_a + 1;
+    for (int64_t position = 0; position < num_keys;) {
+        int64_t rows = std::min<int64_t>({kv.block_size - position % kv.block_size, 16, num_keys - position});
+        const Tile tile{kv.key_row(position), kv.value_row(position), kv.row_stride, static_cast<int>(rows)};
+        const int rows_a = static_cast<int>(std::clamp<int64_t>(num_keys_a - position, 0, rows));
+        attend_pair_tile<kType>(q_by_dim, num_chunks, tile, rows_a, state);
+        position += rows;
+    }
+    alignas(64) float totals[16];
+    _mm512_store_ps(totals, state.total);
+    for (int query = 0; query < 2; ++query) {
+        for (int head = 0; head < num_heads; ++head) {
+            const int lane = 8 * query + head;
+            const __m512 inverse = _mm512_set1_ps(1.0f / totals[lane]);
+            float* out = out_a + query * queries.out_token_stride + head * queries.out_head_stride;
+            for (int chunk = 0; chunk < num_chunks; ++chunk) {
+                _mm512_storeu_ps(out + 16 * chunk,
+                                 _mm512_mul_ps(_mm512_load_ps(state.acc + lane * head_dim + 16 * chunk), inverse));
+            }
+        }
+    }
+}
+
 template <KvType kType>
 void attend(const float* q, int64_t q_stride, int num_heads, const PagedKv& kv, int64_t num_keys, int64_t head_dim,
             float scale, float* out, int64_t out_stride) {
@@ -249,6 +354,30 @@ void attend(const float* q, int64_t q_stride, int num_heads, const PagedKv& kv, 
 }
 
 }  // namespace
+
+void attention_queries(const AttentionQueries& queries, const PagedKv& kv, int64_t head_dim, float scale,
+                       float* scratch) {
+    int64_t query = 0;
+    // Pairs where attend_group<kType, 8> would serve each query alone (groups of 5-8 heads).
+    const bool pairs = queries.num_heads > 4 && queries.num_heads <= kMaxGroupHeads && head_dim % 16 == 0 &&
+                       head_dim <= 16 * kMaxHeadChunks;
+    for (; pairs && query + 2 <= queries.num_queries; query += 2) {
+        const float* q = queries.q + query * queries.q_token_stride;
+        float* out = queries.out + query * queries.out_token_stride;
+        const int64_t num_keys = queries.first_num_keys + query;
+        switch (kv.type) {
+            case KvType::kF32: attend_pair<KvType::kF32>(queries, q, out, kv, num_keys, head_dim, scale); break;
+            case KvType::kF16: attend_pair<KvType::kF16>(queries, q, out, kv, num_keys, head_dim, scale); break;
+            case KvType::kQ8_0: attend_pair<KvType::kQ8_0>(queries, q, out, kv, num_keys, head_dim, scale); break;
+        }
+    }
+    AttentionQueries rest = queries;
+    rest.q += query * queries.q_token_stride;
+    rest.out += query * queries.out_token_stride;
+    rest.first_num_keys += query;
+    rest.num_queries -= query;
+    attend_each_query(attention_group, rest, kv, head_dim, scale, scratch);
+}
 
 void attention_group(const float* q, int64_t q_stride, int64_t num_heads, const PagedKv& kv, int64_t num_keys,
                      int64_t head_dim, float scale, float* out, int64_t out_stride, float* scratch) {

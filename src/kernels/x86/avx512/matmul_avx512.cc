@@ -54,6 +54,7 @@ const KernelTable* table() {
         kernels.quantize_activations = quantize_activations;
         kernels.sum_f32 = sum_f32;
         kernels.attention_group = attention_group;
+        kernels.attention_queries = attention_queries;
         kernels.rms_norm = rms_norm;
         kernels.silu_mul = silu_mul;
         kernels.rope = rope;
