@@ -182,7 +182,7 @@ Status Model::forward(const TokenBatch& batch, KvCache* cache, ThreadPool* pool,
                        ws.hidden.data() + token_idx * hp.embedding_dim, hp.embedding_dim);
     }
     ws.fill_rope_tables(hp, batch.positions, weights_.rope_freq_factors);
-    ws.split_attention(batch.positions, batch.slots, hp.num_kv_heads, pool->num_threads());
+    ws.attention_split.build(batch.positions, batch.slots, hp.num_kv_heads, pool->num_threads());
     // Each block leaves its output in ws.normed; the next block's opening adds it to ws.hidden.
     for (int64_t layer_idx = 0; layer_idx < hp.num_layers; ++layer_idx) {
         attention_block(layer_idx, batch, cache, pool);
@@ -244,15 +244,14 @@ void Model::attend(int64_t layer_idx, const TokenBatch& batch, KvCache* cache, T
     const float scale = 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
     const int64_t head_bytes = kernels::kv_row_bytes(cache->type(), hp.head_dim);
     // One work unit: a run of consecutive query tokens of one sequence x the query heads that share one KV head,
-    // so each key is read once for them all. Each thread takes one part of Workspace::split_attention's cut.
-    const int64_t num_parts = static_cast<int64_t>(ws.attention_split.size()) - 1;
-    pool->parallel_for(num_parts, [&](int64_t part_begin, int64_t part_end, int thread_idx) {
+    // so each key is read once for them all. Each thread takes one part of the cut (model/attention_split.h).
+    const AttentionSplit& split = ws.attention_split;
+    pool->parallel_for(split.num_parts(), [&](int64_t part_begin, int64_t part_end, int thread_idx) {
         const uint8_t** key_blocks = ws.thread_block_pointers(thread_idx);
         const uint8_t** value_blocks = key_blocks + ws.block_pointers_size / 2;
-        const int64_t begin = ws.attention_split[static_cast<size_t>(part_begin)];
-        const int64_t end = ws.attention_split[static_cast<size_t>(part_end)];
+        const int64_t begin = split.part_begin(part_begin), end = split.part_begin(part_end);
         for (int64_t work_idx = begin; work_idx < end; ++work_idx) {
-            const Workspace::QueryRun& run = ws.attention_runs[static_cast<size_t>(work_idx / hp.num_kv_heads)];
+            const QueryRun& run = split.runs()[static_cast<size_t>(work_idx / hp.num_kv_heads)];
             const int64_t kv_head = work_idx % hp.num_kv_heads;
             const int64_t first_num_keys = batch.positions[static_cast<size_t>(run.first_token)] + 1;
             const int64_t num_keys = first_num_keys + run.num_tokens - 1;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/activations.h"
+#include "model/attention_split.h"
 #include "model/hparams.h"
 #include "model/model.h"
 
@@ -22,17 +23,7 @@ struct Model::Workspace {
     int64_t block_pointers_size = 0;
     int64_t capacity_tokens = -1;
     kernels::Activations activations;  // the input of the next matmuls, prepared for the kernels
-    // Attention's work units: a run of up to kQueriesPerRun consecutive tokens of one sequence (consecutive
-    // positions) x one KV head, unit = run * kv_heads + head, cut into one range per thread: part p is units
-    // [attention_split[p], attention_split[p + 1]).
-    static constexpr int64_t kQueriesPerRun = 2;
-    struct QueryRun {
-        int64_t first_token;
-        int64_t num_tokens;
-    };
-    std::vector<QueryRun> attention_runs;
-    std::vector<int64_t> attention_split;
-    std::vector<int64_t> attention_run_costs;  // split_attention's scratch
+    AttentionSplit attention_split;  // attention's work units and their cut between threads
 
     void reserve(const HParams& hp, int64_t num_tokens, int64_t max_keys, int64_t block_size, int num_threads) {
         if (num_tokens > capacity_tokens) {
@@ -62,48 +53,6 @@ struct Model::Workspace {
         if (block_pointers.size() < per_thread(block_pointers_size)) {
             block_pointers.resize(per_thread(block_pointers_size));
         }
-    }
-
-    // Groups the batch's tokens into runs (a run's queries share each key tile: kernels::AttentionQueries) and cuts
-    // the units so that each part reads about as many cached keys: in a causal prefill the later tokens attend to
-    // more positions, and an even split by count leaves the threads with the early tokens waiting (2 threads: a
-    // quarter and three quarters of the work).
-    void split_attention(const std::vector<int32_t>& positions, const std::vector<int32_t>& slots, int64_t kv_heads,
-                         int num_parts) {
-        attention_runs.clear();
-        for (size_t token_idx = 0; token_idx < positions.size(); ++token_idx) {
-            if (!attention_runs.empty()) {
-                QueryRun& run = attention_runs.back();
-                const size_t last = static_cast<size_t>(run.first_token + run.num_tokens - 1);
-                if (run.num_tokens < kQueriesPerRun && slots[last] == slots[token_idx] &&
-                    positions[last] + 1 == positions[token_idx]) {
-                    ++run.num_tokens;
-                    continue;
-                }
-            }
-            attention_runs.push_back({static_cast<int64_t>(token_idx), 1});
-        }
-        // Per token beyond its keys: the query's transposition, the softmax state, the output row.
-        constexpr int64_t kTokenOverhead = 32;
-        std::vector<int64_t>& run_costs = attention_run_costs;
-        run_costs.clear();
-        int64_t total = 0;
-        for (const QueryRun& run : attention_runs) {
-            int64_t cost = 0;
-            for (int64_t token = run.first_token; token < run.first_token + run.num_tokens; ++token) {
-                cost += positions[static_cast<size_t>(token)] + 1 + kTokenOverhead;
-            }
-            run_costs.push_back(cost);
-            total += cost * kv_heads;
-        }
-        attention_split.assign(1, 0);
-        int64_t done = 0, unit = 0;
-        for (int part = 1; part < num_parts; ++part) {
-            const int64_t target = total * part / num_parts;
-            while (done < target) done += run_costs[static_cast<size_t>(unit++ / kv_heads)];
-            attention_split.push_back(unit);
-        }
-        attention_split.push_back(static_cast<int64_t>(attention_runs.size()) * kv_heads);
     }
 
     float* thread_row_scratch(int thread_idx) { return row_scratch.data() + thread_idx * row_scratch_size; }
