@@ -21,10 +21,7 @@ const KernelTable& ref_table() {
         ref_kernels.quantize_activations = ref::quantize_activations;
         ref_kernels.sum_f32 = ref::sum_f32;
         ref_kernels.attention_group = ref::attention_group;
-        ref_kernels.attention_queries = [](const AttentionQueries& queries, const PagedKv& kv, int64_t head_dim,
-                                           float scale, float* scratch) {
-            attend_each_query(ref::attention_group, queries, kv, head_dim, scale, scratch);
-        };
+        ref_kernels.attention_queries = attend_each_query<ref::attention_group>;
         ref_kernels.rms_norm = ref::rms_norm;
         ref_kernels.silu_mul = ref::silu_mul;
         ref_kernels.rope = ref::rope;
@@ -55,15 +52,6 @@ const KernelTable& kernels() {
         return *chosen;
     }();
     return table;
-}
-
-void attend_each_query(AttentionFn single, const AttentionQueries& queries, const PagedKv& kv, int64_t head_dim,
-                       float scale, float* scratch) {
-    for (int64_t query = 0; query < queries.num_queries; ++query) {
-        single(queries.q + query * queries.q_token_stride, queries.q_head_stride, queries.num_heads, kv,
-               queries.first_num_keys + query, head_dim, scale, queries.out + query * queries.out_token_stride,
-               queries.out_head_stride, scratch);
-    }
 }
 
 void matmul(const KernelTable& table, const PackedWeights& weights, const Activations& activations,

@@ -88,9 +88,16 @@ const KernelTable& kernels();
 // The table for `isa`, or nullptr when this build or CPU cannot run it (tests iterate over all ISAs).
 const KernelTable* kernel_table(Isa isa);
 
-// AttentionQueriesFn as one `single` call per query.
-void attend_each_query(AttentionFn single, const AttentionQueries& queries, const PagedKv& kv, int64_t head_dim,
-                       float scale, float* scratch);
+// AttentionQueriesFn as one kSingle call per query (the kernel sets without a multi-query kernel).
+template <AttentionFn kSingle>
+void attend_each_query(const AttentionQueries& queries, const PagedKv& kv, int64_t head_dim, float scale,
+                       float* scratch) {
+    for (int64_t query = 0; query < queries.num_queries; ++query) {
+        kSingle(queries.q + query * queries.q_token_stride, queries.q_head_stride, queries.num_heads, kv,
+                queries.first_num_keys + query, head_dim, scale, queries.out + query * queries.out_token_stride,
+                queries.out_head_stride, scratch);
+    }
+}
 
 // Whether matmul with these weights reads the 8-bit activations.
 inline bool needs_q8_activations(const PackedWeights& weights) {

@@ -100,7 +100,8 @@ void Model::matmuls(std::initializer_list<MatmulOutput> outputs, ThreadPool* poo
     Workspace& ws = *workspace_;
     int64_t num_units = 0;
     for (const MatmulOutput& output : outputs) {
-        TERN_CHECK(ws.activations.length == output.weights->view.row_length) << "matmul input does not match the weights";
+        TERN_CHECK(ws.activations.length == output.weights->view.row_length)
+            << "matmul input does not match the weights";
         TERN_CHECK(ws.activations.has_q8 || !kernels::needs_q8_activations(*output.weights))
             << "matmul input not quantized";
         num_units += output.weights->num_work_units();

@@ -53,7 +53,7 @@ struct TokenBatch {
 };
 
 struct ModelOptions {
-    bool repack = true;                             // copy Q4_0/Q8_0/Q4_K/Q6_K matrices into the int8 kernels' layouts
+    bool repack = true;                             // copy Q4_0/Q8_0/K-quant matrices into the int8 kernels' layouts
     const kernels::KernelTable* kernels = nullptr;  // the instruction set to compute with; nullptr = kernels()
 };
 

@@ -33,8 +33,8 @@ struct ModelWeights {
     std::vector<LayerWeights> layers;
 };
 
-// Fills `hparams->vocab_size` from the embedding matrix. With `repack`, Q4_0, Q8_0, Q4_K and Q6_K matrices are
-// copied into the interleaved layouts of kernels/packed_weights.h (same bytes per weight, faster to stream).
+// Fills `hparams->vocab_size` from the embedding matrix. With `repack`, Q4_0, Q8_0, Q4_K, Q5_K and Q6_K matrices
+// are copied into the interleaved layouts of kernels/packed_weights.h (same bytes per weight, faster to stream).
 Result<ModelWeights> bind_weights(const GgufFile& file, HParams* hparams, bool repack);
 
 }  // namespace tern

@@ -192,14 +192,15 @@ void AsyncEngine::run() {
             fail_all(Status(StatusCode::kInternal, "engine step failed: " + outputs.status().message()));
             continue;
         }
+        const engine::EngineStats stats = engine_->stats();
         {
             // Before the outputs go out: a client that has seen its request finish and then reads the gauges
             // (running, waiting, KV usage) must not find the request still counted.
             std::lock_guard lock(mutex_);
-            stats_.engine = engine_->stats();
+            stats_.engine = stats;
         }
         dispatch(outputs.value());
-        if (on_step_) on_step_(engine_->stats());
+        if (on_step_) on_step_(stats);
     }
     fail_all(Status(StatusCode::kUnavailable, "the server stopped"));
 }

@@ -127,10 +127,7 @@ const KernelTable* table() {
         kernels.quantize_activations = quantize_activations;
         kernels.sum_f32 = sum_f32;
         kernels.attention_group = attention_group;
-        kernels.attention_queries = [](const AttentionQueries& queries, const PagedKv& kv, int64_t head_dim,
-                                       float scale, float* scratch) {
-            attend_each_query(attention_group, queries, kv, head_dim, scale, scratch);
-        };
+        kernels.attention_queries = attend_each_query<attention_group>;
         kernels.rms_norm = rms_norm;
         kernels.silu_mul = silu_mul;
         kernels.rope = rope;

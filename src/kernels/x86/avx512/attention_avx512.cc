@@ -376,7 +376,7 @@ void attention_queries(const AttentionQueries& queries, const PagedKv& kv, int64
     rest.out += query * queries.out_token_stride;
     rest.first_num_keys += query;
     rest.num_queries -= query;
-    attend_each_query(attention_group, rest, kv, head_dim, scale, scratch);
+    attend_each_query<attention_group>(rest, kv, head_dim, scale, scratch);
 }
 
 void attention_group(const float* q, int64_t q_stride, int64_t num_heads, const PagedKv& kv, int64_t num_keys,
