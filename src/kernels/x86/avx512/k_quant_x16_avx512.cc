@@ -113,6 +113,7 @@ inline void add_sub_block(const TileArgs& args, const uint8_t* const* super_bloc
 template <typename Format>
 struct KQuantTiles {
     using Args = TileArgs;
+    static constexpr int groups_per_tile(int num_tokens) { return num_tokens == 1 ? 1 : 2; }
 
     template <int kGroups, int kTokens>
     static void tile(const TileArgs& args, int64_t group_idx, int64_t first_token) {

@@ -34,13 +34,8 @@ namespace {
 constexpr int kMaxTile = 6;
 // Calls of more than kMaxTile and at most kMaxStreamTokens tokens (batched decode) take stream_group.
 constexpr int kMaxStreamTokens = 16;
-// Groups per register tile for a tile of n >= 2 tokens: 2 x 6, 2 x 5, 3 x 4, 4 x 3, 4 x 2 keep the tile at 20-24
-// accumulators (one token takes decode_group).
-constexpr int groups_per_tile(int num_tokens) { return num_tokens >= 5 ? 2 : num_tokens == 4 ? 3 : 4; }
 // How far ahead of each group's weights the tile kernels prefetch.
 constexpr int64_t kPrefetchBytes = 2048;
-// A panel of groups is this many weight bytes: it stays in L2 while all token tiles pass over it.
-constexpr int64_t kPanelBytes = 256 * 1024;
 
 // The 16 fp16 weight scales at the start of a group-block.
 inline __m512 load_scales(const uint8_t* block) {
@@ -58,26 +53,17 @@ struct TiledScales {
     std::vector<float> offset_sum;
 };
 
-// Token tiles of at most kMaxTile, balanced: 16 tokens run as 6 + 5 + 5, not 6 + 6 + 4.
-struct TilePlan {
-    int64_t num_tokens;
-    int64_t num_tiles;
-    int64_t tile_begin(int64_t tile_idx) const { return tile_idx * num_tokens / num_tiles; }
-};
-
-TilePlan plan_tiles(int64_t num_tokens) { return TilePlan{num_tokens, (num_tokens + kMaxTile - 1) / kMaxTile}; }
-
 // Each thread reorders the scales for itself (once per call; 2 floats per 32 activations): no thread waits for
 // another.
-const TiledScales& tile_scales(const Activations& activations, const TilePlan& plan, float offset) {
+const TiledScales& tile_scales(const Activations& activations, const TokenTiles& tiles, float offset) {
     thread_local TiledScales tiled;  // grows to the largest input, then reused
     const int64_t num_blocks = activations.num_blocks(), num_scales = activations.num_tokens * num_blocks;
     if (static_cast<int64_t>(tiled.scale.size()) < num_scales) {
         tiled.scale.resize(static_cast<size_t>(num_scales));
         tiled.offset_sum.resize(static_cast<size_t>(num_scales));
     }
-    for (int64_t tile_idx = 0; tile_idx < plan.num_tiles; ++tile_idx) {
-        const int64_t first = plan.tile_begin(tile_idx), count = plan.tile_begin(tile_idx + 1) - first;
+    for (int64_t tile_idx = 0; tile_idx < tiles.num_tiles; ++tile_idx) {
+        const int64_t first = tiles.begin(tile_idx), count = tiles.size(tile_idx);
         for (int64_t t = 0; t < count; ++t) {
             const float* scale = activations.scale.data() + (first + t) * num_blocks;
             const float* sum = activations.sum.data() + (first + t) * num_blocks;
@@ -246,33 +232,29 @@ void stream_group(const TileArgs& args, int64_t group_idx, int64_t first_token) 
     }
 }
 
-using TileFn = void (*)(const TileArgs&, int64_t group_idx, int64_t first_token);
+// The micro-kernel table entries for TiledMatmul (packed_tile.h): 2 x 6, 2 x 5, 3 x 4, 4 x 3, 4 x 2 keep a tile at
+// 20-24 accumulators; one token takes decode_group.
+template <typename Format>
+struct PackedTiles {
+    using Args = TileArgs;
+    static constexpr int groups_per_tile(int num_tokens) {
+        return num_tokens == 1 ? 1 : num_tokens >= 5 ? 2 : num_tokens == 4 ? 3 : 4;
+    }
 
-// For a tile of n tokens: the kernel over num_groups groups, and over one group for the rest of a panel.
-struct TileKernels {
-    TileFn wide;
-    TileFn single;
-    int num_groups;
+    template <int kGroups, int kTokens>
+    static void tile(const TileArgs& args, int64_t group_idx, int64_t first_token) {
+        if constexpr (kTokens == 1) {
+            decode_group<Format>(args, group_idx, first_token);
+        } else {
+            tile_kernel<Format, kGroups, kTokens>(args, group_idx, first_token);
+        }
+    }
 };
 
-template <typename Format, int kTokens>
-constexpr TileKernels tile_kernels() {
-    if constexpr (kTokens == 1) {
-        return {decode_group<Format>, decode_group<Format>, 1};
-    } else {
-        constexpr int kGroups = groups_per_tile(kTokens);
-        return {tile_kernel<Format, kGroups, kTokens>, tile_kernel<Format, 1, kTokens>, kGroups};
-    }
-}
-
-// Entry n is for tiles of n tokens (entry 0 is unused).
-template <typename Format, int... kCounts>
-constexpr std::array<TileKernels, sizeof...(kCounts) + 1> tile_table(std::integer_sequence<int, kCounts...>) {
-    return {TileKernels{}, tile_kernels<Format, kCounts + 1>()...};
-}
+using StreamFn = void (*)(const TileArgs&, int64_t group_idx, int64_t first_token);
 
 template <typename Format, int... kCounts>
-constexpr std::array<TileFn, sizeof...(kCounts) + 1> stream_table(std::integer_sequence<int, kCounts...>) {
+constexpr std::array<StreamFn, sizeof...(kCounts) + 1> stream_table(std::integer_sequence<int, kCounts...>) {
     return {nullptr, stream_group<Format, kCounts + 1>...};
 }
 
@@ -281,38 +263,23 @@ template <typename Format>
 void matmul_streamed(const PackedWeights& weights, const Activations& activations, int64_t group_begin,
                      int64_t group_end, float* y, int64_t y_stride) {
     static constexpr auto kStream = stream_table<Format>(std::make_integer_sequence<int, kMaxStreamTokens>{});
-    const TilePlan plan{activations.num_tokens, 1};
+    const TokenTiles one_tile(activations.num_tokens, kMaxStreamTokens);
     const TileArgs args{&weights, activations.q8.data(), activations.length, activations.num_blocks(),
-                        &tile_scales(activations, plan, Format::kOffset), y, y_stride};
-    const TileFn stream = kStream[static_cast<size_t>(activations.num_tokens)];
+                        &tile_scales(activations, one_tile, Format::kOffset), y, y_stride};
+    const StreamFn stream = kStream[static_cast<size_t>(activations.num_tokens)];
     for (int64_t group_idx = group_begin; group_idx < group_end; ++group_idx) stream(args, group_idx, 0);
 }
 
 template <typename Format>
 void matmul_packed(const PackedWeights& weights, const Activations& activations, int64_t group_begin,
                    int64_t group_end, float* y, int64_t y_stride) {
-    static constexpr auto kTiles = tile_table<Format>(std::make_integer_sequence<int, kMaxTile>{});
     const int64_t num_tokens = activations.num_tokens;
     if (num_tokens > kMaxTile && num_tokens <= kMaxStreamTokens) {
         return matmul_streamed<Format>(weights, activations, group_begin, group_end, y, y_stride);
     }
-    const TilePlan plan = plan_tiles(num_tokens);
     const TileArgs args{&weights, activations.q8.data(), activations.length, activations.num_blocks(),
-                        &tile_scales(activations, plan, Format::kOffset), y, y_stride};
-    // A multiple of 12 groups, so that tiles of 2, 3 and 4 groups all divide it.
-    const int64_t panel_groups = std::max<int64_t>(12, kPanelBytes / weights.group_bytes / 12 * 12);
-    for (int64_t panel_begin = group_begin; panel_begin < group_end; panel_begin += panel_groups) {
-        const int64_t panel_end = std::min(group_end, panel_begin + panel_groups);
-        for (int64_t tile_idx = 0; tile_idx < plan.num_tiles; ++tile_idx) {
-            const int64_t first_token = plan.tile_begin(tile_idx);
-            const TileKernels& tile = kTiles[static_cast<size_t>(plan.tile_begin(tile_idx + 1) - first_token)];
-            int64_t group_idx = panel_begin;
-            for (; group_idx + tile.num_groups <= panel_end; group_idx += tile.num_groups) {
-                tile.wide(args, group_idx, first_token);
-            }
-            for (; group_idx < panel_end; ++group_idx) tile.single(args, group_idx, first_token);
-        }
-    }
+                        &tile_scales(activations, TokenTiles(num_tokens, kMaxTile), Format::kOffset), y, y_stride};
+    TiledMatmul<PackedTiles<Format>, kMaxTile>::run(args, weights, num_tokens, group_begin, group_end);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <numeric>
 #include <utility>
 
 #include "kernels/packed_weights.h"
@@ -51,10 +52,21 @@ inline void store_tile(const PackedWeights& weights, float* y, int64_t y_stride,
     }
 }
 
-// The token-tile loop of the K-quant packed kernels. Kernel::Args is what every tile reads and
-// Kernel::tile<kGroups, kTokens>(args, group_idx, first_token) computes kGroups groups x kTokens tokens; tiles of one
-// token take one group (one sequential stream), wider tiles two. Panels of groups small enough to stay in L2 are
-// passed over by every token tile, split evenly (16 tokens run as 5 + 5 + 6 with kMaxTile 6, not 6 + 6 + 4).
+// Token tiles of at most max_tile tokens, balanced: 16 tokens run as 5 + 5 + 6 with max_tile 6, not 6 + 6 + 4.
+// Tile tile_idx covers tokens [token_tile_begin(tile_idx), token_tile_begin(tile_idx + 1)).
+struct TokenTiles {
+    int64_t num_tokens;
+    int64_t num_tiles;
+    TokenTiles(int64_t tokens, int64_t max_tile) : num_tokens(tokens), num_tiles((tokens + max_tile - 1) / max_tile) {}
+    int64_t begin(int64_t tile_idx) const { return tile_idx * num_tokens / num_tiles; }
+    int64_t size(int64_t tile_idx) const { return begin(tile_idx + 1) - begin(tile_idx); }
+};
+
+// The token-tile loop of the packed int8 kernels. Kernel::Args is what every tile reads,
+// Kernel::tile<kGroups, kTokens>(args, group_idx, first_token) computes kGroups groups x kTokens tokens, and
+// Kernel::groups_per_tile(n) says how many groups a tile of n tokens takes (one token: one group, one sequential
+// stream). Panels of groups small enough to stay in L2 are passed over by every token tile; a panel is a multiple
+// of every tile's group count, so only the matrix's last groups take the one-group tiles.
 template <typename Kernel, int kMaxTile>
 class TiledMatmul {
 public:
@@ -63,13 +75,14 @@ public:
     static void run(const Args& args, const PackedWeights& weights, int64_t num_tokens, int64_t group_begin,
                     int64_t group_end) {
         constexpr int64_t kPanelBytes = 256 * 1024;
-        const int64_t num_tiles = (num_tokens + kMaxTile - 1) / kMaxTile;
-        const int64_t panel_groups = std::max<int64_t>(2, kPanelBytes / weights.group_bytes / 2 * 2);
+        const TokenTiles tiles(num_tokens, kMaxTile);
+        const int64_t panel_groups =
+            std::max<int64_t>(kPanelMultiple, kPanelBytes / weights.group_bytes / kPanelMultiple * kPanelMultiple);
         for (int64_t panel_begin = group_begin; panel_begin < group_end; panel_begin += panel_groups) {
             const int64_t panel_end = std::min(group_end, panel_begin + panel_groups);
-            for (int64_t tile_idx = 0; tile_idx < num_tiles; ++tile_idx) {
-                const int64_t first_token = tile_idx * num_tokens / num_tiles;
-                const Entry& tile = kTable[static_cast<size_t>((tile_idx + 1) * num_tokens / num_tiles - first_token)];
+            for (int64_t tile_idx = 0; tile_idx < tiles.num_tiles; ++tile_idx) {
+                const int64_t first_token = tiles.begin(tile_idx);
+                const Entry& tile = kTable[static_cast<size_t>(tiles.size(tile_idx))];
                 int64_t group_idx = panel_begin;
                 for (; group_idx + tile.num_groups <= panel_end; group_idx += tile.num_groups) {
                     tile.wide(args, group_idx, first_token);
@@ -89,11 +102,8 @@ private:
 
     template <int kTokens>
     static constexpr Entry entry() {
-        if constexpr (kTokens == 1) {
-            return {Kernel::template tile<1, 1>, Kernel::template tile<1, 1>, 1};
-        } else {
-            return {Kernel::template tile<2, kTokens>, Kernel::template tile<1, kTokens>, 2};
-        }
+        constexpr int kGroups = Kernel::groups_per_tile(kTokens);
+        return {Kernel::template tile<kGroups, kTokens>, Kernel::template tile<1, kTokens>, kGroups};
     }
 
     template <int... kCounts>
@@ -101,7 +111,16 @@ private:
         return {Entry{}, entry<kCounts + 1>()...};
     }
 
+    static constexpr int64_t panel_multiple() {
+        int64_t multiple = 1;
+        for (int tokens = 1; tokens <= kMaxTile; ++tokens) {
+            multiple = std::lcm<int64_t>(multiple, Kernel::groups_per_tile(tokens));
+        }
+        return multiple;
+    }
+
     static constexpr std::array<Entry, kMaxTile + 1> kTable = table(std::make_integer_sequence<int, kMaxTile>{});
+    static constexpr int64_t kPanelMultiple = panel_multiple();
 };
 
 }  // namespace tern::kernels::avx512
