@@ -5,6 +5,22 @@
 #include "quant/internal.h"
 
 namespace tern {
+namespace {
+
+struct ScaleMin {
+    float scale;  // d * sc
+    float min;    // dmin * m
+};
+
+// Sub-block `sub_block` of a Q4_K / Q5_K super-block: value = scale * q - min.
+ScaleMin sub_block_scale_min(float d, float dmin, const uint8_t* packed_scales, int sub_block) {
+    uint8_t sc = 0;
+    uint8_t m = 0;
+    unpack_scale_min_k4(sub_block, packed_scales, &sc, &m);
+    return {d * static_cast<float>(sc), dmin * static_cast<float>(m)};
+}
+
+}  // namespace
 
 void dequantize_row_q4_k(const BlockQ4_K* src, float* dst, int64_t num_elements) {
     const int64_t count = quant_internal::num_blocks(num_elements, kQK_K);
@@ -14,14 +30,8 @@ void dequantize_row_q4_k(const BlockQ4_K* src, float* dst, int64_t num_elements)
         const float dmin = fp16_to_fp32(block.dmin);
         const uint8_t* q = block.qs;
         for (int chunk = 0; chunk < kQK_K / 64; ++chunk, q += 32, dst += 64) {
-            uint8_t sc = 0;
-            uint8_t m = 0;
-            unpack_scale_min_k4(2 * chunk, block.scales, &sc, &m);
-            const float d_low = d * static_cast<float>(sc);
-            const float m_low = dmin * static_cast<float>(m);
-            unpack_scale_min_k4(2 * chunk + 1, block.scales, &sc, &m);
-            const float d_high = d * static_cast<float>(sc);
-            const float m_high = dmin * static_cast<float>(m);
+            const auto [d_low, m_low] = sub_block_scale_min(d, dmin, block.scales, 2 * chunk);
+            const auto [d_high, m_high] = sub_block_scale_min(d, dmin, block.scales, 2 * chunk + 1);
             for (int l = 0; l < 32; ++l) dst[l] = d_low * static_cast<float>(q[l] & 0x0f) - m_low;
             for (int l = 0; l < 32; ++l) dst[l + 32] = d_high * static_cast<float>(q[l] >> 4) - m_high;
         }
@@ -36,14 +46,8 @@ void dequantize_row_q5_k(const BlockQ5_K* src, float* dst, int64_t num_elements)
         const float dmin = fp16_to_fp32(block.dmin);
         const uint8_t* ql = block.qs;
         for (int chunk = 0; chunk < kQK_K / 64; ++chunk, ql += 32, dst += 64) {
-            uint8_t sc = 0;
-            uint8_t m = 0;
-            unpack_scale_min_k4(2 * chunk, block.scales, &sc, &m);
-            const float d_low = d * static_cast<float>(sc);
-            const float m_low = dmin * static_cast<float>(m);
-            unpack_scale_min_k4(2 * chunk + 1, block.scales, &sc, &m);
-            const float d_high = d * static_cast<float>(sc);
-            const float m_high = dmin * static_cast<float>(m);
+            const auto [d_low, m_low] = sub_block_scale_min(d, dmin, block.scales, 2 * chunk);
+            const auto [d_high, m_high] = sub_block_scale_min(d, dmin, block.scales, 2 * chunk + 1);
             const uint8_t low_mask = static_cast<uint8_t>(1u << (2 * chunk));
             const uint8_t high_mask = static_cast<uint8_t>(2u << (2 * chunk));
             for (int l = 0; l < 32; ++l) {
