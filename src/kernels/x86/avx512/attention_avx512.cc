@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "kernels/kernels.h"
 #include "kernels/x86/avx512/math_avx512.h"
@@ -176,8 +177,10 @@ inline __m256 softmax_update(const __m256* scores, GroupState& state, float* wei
 }
 
 // kHeads (4 or 8) heads' lanes over one tile; heads past the group's own are computed on zero queries and unused.
-template <KvType kType, int kHeads>
-void attend_group_tile(const float* q_by_dim, int num_chunks, const Tile& tile, GroupState& state) {
+// kChunks > 0 is head_dim / 16 known at compile time (see with_head_chunks); 0 takes runtime_chunks.
+template <KvType kType, int kHeads, int kChunks>
+void attend_group_tile(const float* q_by_dim, int runtime_chunks, const Tile& tile, GroupState& state) {
+    const int num_chunks = kChunks > 0 ? kChunks : runtime_chunks;
     const int head_dim = 16 * num_chunks;
     // Per thread and zeroed once, so that rows past num_rows hold finite values of earlier tiles.
     alignas(64) thread_local float keys[16 * 16 * kMaxHeadChunks] = {};
@@ -205,10 +208,10 @@ void attend_group_tile(const float* q_by_dim, int num_chunks, const Tile& tile, 
     }
 }
 
-template <KvType kType, int kHeads>
+template <KvType kType, int kHeads, int kChunks>
 void attend_group(const float* q, int64_t q_stride, int num_heads, const PagedKv& kv, int64_t num_keys,
                   int64_t head_dim, float scale, float* out, int64_t out_stride) {
-    const int num_chunks = static_cast<int>(head_dim / 16);
+    const int num_chunks = kChunks > 0 ? kChunks : static_cast<int>(head_dim / 16);
     // Only the head_dim rows in use, and only when some lanes have no head: this runs once per token and KV head.
     alignas(32) float q_by_dim[8 * 16 * kMaxHeadChunks];
     if (num_heads < 8) std::memset(q_by_dim, 0, sizeof(float) * 8 * static_cast<size_t>(head_dim));
@@ -222,7 +225,7 @@ void attend_group(const float* q, int64_t q_stride, int num_heads, const PagedKv
     for (int64_t position = 0; position < num_keys;) {
         int64_t rows = std::min<int64_t>({kv.block_size - position % kv.block_size, 16, num_keys - position});
         const Tile tile{kv.key_row(position), kv.value_row(position), kv.row_stride, static_cast<int>(rows)};
-        attend_group_tile<kType, kHeads>(q_by_dim, num_chunks, tile, state);
+        attend_group_tile<kType, kHeads, kChunks>(q_by_dim, num_chunks, tile, state);
         position += rows;
     }
     alignas(32) float totals[8];
@@ -247,8 +250,9 @@ struct PairState {
     alignas(64) float acc[16 * 16 * kMaxHeadChunks];  // acc[lane * head_dim + d]
 };
 
-template <KvType kType>
-void attend_pair_tile(const float* q_by_dim, int num_chunks, const Tile& tile, int num_rows_a, PairState& state) {
+template <KvType kType, int kChunks>
+void attend_pair_tile(const float* q_by_dim, int runtime_chunks, const Tile& tile, int num_rows_a, PairState& state) {
+    const int num_chunks = kChunks > 0 ? kChunks : runtime_chunks;
     const int head_dim = 16 * num_chunks;
     alignas(64) thread_local float keys[16 * 16 * kMaxHeadChunks] = {};
     alignas(64) thread_local float values[16 * 16 * kMaxHeadChunks] = {};
@@ -299,10 +303,10 @@ void attend_pair_tile(const float* q_by_dim, int num_chunks, const Tile& tile, i
 }
 
 // Queries A (num_keys_a keys) and B (num_keys_a + 1) of up to 8 heads each.
-template <KvType kType>
+template <KvType kType, int kChunks>
 void attend_pair(const AttentionQueries& queries, const float* q_a, float* out_a, const PagedKv& kv,
                  int64_t num_keys_a, int64_t head_dim, float scale) {
-    const int num_chunks = static_cast<int>(head_dim / 16);
+    const int num_chunks = kChunks > 0 ? kChunks : static_cast<int>(head_dim / 16);
     const int num_heads = static_cast<int>(queries.num_heads);
     alignas(64) float q_by_dim[16 * 16 * kMaxHeadChunks];
     if (num_heads < 8) std::memset(q_by_dim, 0, sizeof(float) * 16 * static_cast<size_t>(head_dim));
@@ -323,7 +327,7 @@ void attend_pair(const AttentionQueries& queries, const float* q_a, float* out_a
         int64_t rows = std::min<int64_t>({kv.block_size - position % kv.block_size, 16, num_keys - position});
         const Tile tile{kv.key_row(position), kv.value_row(position), kv.row_stride, static_cast<int>(rows)};
         const int rows_a = static_cast<int>(std::clamp<int64_t>(num_keys_a - position, 0, rows));
-        attend_pair_tile<kType>(q_by_dim, num_chunks, tile, rows_a, state);
+        attend_pair_tile<kType, kChunks>(q_by_dim, num_chunks, tile, rows_a, state);
         position += rows;
     }
     alignas(64) float totals[16];
@@ -341,13 +345,31 @@ void attend_pair(const AttentionQueries& queries, const float* q_a, float* out_a
     }
 }
 
+// Calls body(std::integral_constant<int, head_dim / 16>) for the common head sizes 64 and 128, so that the tile
+// loops index the converted rows at constant offsets (with a runtime stride the 16 key rows of Q . K take 16 base
+// registers and spill), and body(std::integral_constant<int, 0>) for the others.
+template <typename Body>
+inline void with_head_chunks(int64_t head_dim, Body body) {
+    if (head_dim == 64) {
+        body(std::integral_constant<int, 4>{});
+    } else if (head_dim == 128) {
+        body(std::integral_constant<int, 8>{});
+    } else {
+        body(std::integral_constant<int, 0>{});
+    }
+}
+
 template <KvType kType>
 void attend(const float* q, int64_t q_stride, int num_heads, const PagedKv& kv, int64_t num_keys, int64_t head_dim,
             float scale, float* out, int64_t out_stride) {
-    if (num_heads > 4) {
-        attend_group<kType, 8>(q, q_stride, num_heads, kv, num_keys, head_dim, scale, out, out_stride);
-    } else if (num_heads == 4) {
-        attend_group<kType, 4>(q, q_stride, num_heads, kv, num_keys, head_dim, scale, out, out_stride);
+    if (num_heads >= 4) {
+        with_head_chunks(head_dim, [&](auto chunks) {
+            if (num_heads > 4) {
+                attend_group<kType, 8, chunks>(q, q_stride, num_heads, kv, num_keys, head_dim, scale, out, out_stride);
+            } else {
+                attend_group<kType, 4, chunks>(q, q_stride, num_heads, kv, num_keys, head_dim, scale, out, out_stride);
+            }
+        });
     } else {
         attend_heads<kType>(q, q_stride, num_heads, kv, num_keys, head_dim, scale, out, out_stride);
     }
@@ -365,11 +387,15 @@ void attention_queries(const AttentionQueries& queries, const PagedKv& kv, int64
         const float* q = queries.q + query * queries.q_token_stride;
         float* out = queries.out + query * queries.out_token_stride;
         const int64_t num_keys = queries.first_num_keys + query;
-        switch (kv.type) {
-            case KvType::kF32: attend_pair<KvType::kF32>(queries, q, out, kv, num_keys, head_dim, scale); break;
-            case KvType::kF16: attend_pair<KvType::kF16>(queries, q, out, kv, num_keys, head_dim, scale); break;
-            case KvType::kQ8_0: attend_pair<KvType::kQ8_0>(queries, q, out, kv, num_keys, head_dim, scale); break;
-        }
+        with_head_chunks(head_dim, [&](auto chunks) {
+            switch (kv.type) {
+                case KvType::kF32: attend_pair<KvType::kF32, chunks>(queries, q, out, kv, num_keys, head_dim, scale); break;
+                case KvType::kF16: attend_pair<KvType::kF16, chunks>(queries, q, out, kv, num_keys, head_dim, scale); break;
+                case KvType::kQ8_0:
+                    attend_pair<KvType::kQ8_0, chunks>(queries, q, out, kv, num_keys, head_dim, scale);
+                    break;
+            }
+        });
     }
     AttentionQueries rest = queries;
     rest.q += query * queries.q_token_stride;
