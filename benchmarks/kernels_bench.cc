@@ -4,11 +4,13 @@
 // gate/up 5632x2048, down 2048x5632, output 32000x2048) at 1..512 tokens: decode, batched decode and prefill.
 #include <benchmark/benchmark.h>
 
+#include <cstring>
 #include <map>
 #include <random>
 #include <tuple>
 #include <vector>
 
+#include "base/fp16.h"
 #include "kernels/kernels.h"
 #include "quant/quantize.h"
 
@@ -30,6 +32,20 @@ std::vector<float> random_values(int64_t count) {
     std::vector<float> values(static_cast<size_t>(count));
     for (float& value : values) value = normal(generator);
     return values;
+}
+
+// Cached rows of `values` (rows of 64) in the KV element type (f32 or f16).
+std::vector<uint8_t> kv_rows(const std::vector<float>& values, KvType type) {
+    std::vector<uint8_t> bytes(values.size() * (type == KvType::kF32 ? 4 : 2));
+    for (size_t i = 0; i < values.size(); ++i) {
+        if (type == KvType::kF32) {
+            std::memcpy(bytes.data() + 4 * i, &values[i], 4);
+        } else {
+            const uint16_t half = fp32_to_fp16(values[i]);
+            std::memcpy(bytes.data() + 2 * i, &half, 2);
+        }
+    }
+    return bytes;
 }
 
 // Quantizing and packing a 32000-row matrix takes seconds: each (type, shape) is built once per process.
@@ -69,10 +85,10 @@ void bench_matmul(benchmark::State& state, Isa isa, DType type, int64_t rows, in
                                                  benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
 
-// 8 query heads sharing one KV head, head dim 64, f32 rows in blocks of 16 positions as the model's paged cache
-// holds them: one query over 512 cached positions, or (num_queries > 1) a prefill chunk of that many queries
-// ending there, through attention_queries.
-void bench_attention(benchmark::State& state, Isa isa, int64_t num_queries) {
+// 8 query heads sharing one KV head, head dim 64, f32 or f16 (the serving default) rows in blocks of 16 positions as
+// the model's paged cache holds them: one query over 512 cached positions, or (num_queries > 1) a prefill chunk of
+// that many queries ending there, through attention_queries.
+void bench_attention(benchmark::State& state, Isa isa, int64_t num_queries, KvType kv_type) {
     const KernelTable* table = kernel_table(isa);
     if (table == nullptr) {
         state.SkipWithError("ISA not supported on this CPU");
@@ -80,15 +96,17 @@ void bench_attention(benchmark::State& state, Isa isa, int64_t num_queries) {
     }
     const int64_t heads = 8, head_dim = 64, keys = 512;
     const std::vector<float> q = random_values(num_queries * heads * head_dim);
-    const std::vector<float> k = random_values(keys * head_dim), v = random_values(keys * head_dim);
+    const std::vector<uint8_t> k = kv_rows(random_values(keys * head_dim), kv_type);
+    const std::vector<uint8_t> v = kv_rows(random_values(keys * head_dim), kv_type);
+    const int64_t row_bytes = kv_row_bytes(kv_type, head_dim);
     std::vector<float> out(static_cast<size_t>(num_queries * heads * head_dim));
     std::vector<float> scratch(static_cast<size_t>(keys + 2 * head_dim));
     std::vector<const uint8_t*> key_blocks, value_blocks;
     for (int64_t first = 0; first < keys; first += 16) {
-        key_blocks.push_back(reinterpret_cast<const uint8_t*>(k.data() + first * head_dim));
-        value_blocks.push_back(reinterpret_cast<const uint8_t*>(v.data() + first * head_dim));
+        key_blocks.push_back(k.data() + first * row_bytes);
+        value_blocks.push_back(v.data() + first * row_bytes);
     }
-    const PagedKv kv{key_blocks.data(), value_blocks.data(), 16, head_dim * 4, KvType::kF32};
+    const PagedKv kv{key_blocks.data(), value_blocks.data(), 16, row_bytes, kv_type};
     const int64_t first_num_keys = keys - num_queries + 1;
     const AttentionQueries queries{q.data(), heads * head_dim, head_dim, heads, num_queries, first_num_keys,
                                    out.data(), heads * head_dim, head_dim};
@@ -130,10 +148,14 @@ void register_all() {
                 }
             }
         }
-        benchmark::RegisterBenchmark((std::string("attention/") + isa_name(isa) + "/8x64x512").c_str(), bench_attention,
-                                     isa, 1)->Unit(benchmark::kMicrosecond);
-        benchmark::RegisterBenchmark((std::string("attention/") + isa_name(isa) + "/8x64x512/queries:16").c_str(),
-                                     bench_attention, isa, 16)->Unit(benchmark::kMicrosecond);
+        for (KvType kv_type : {KvType::kF32, KvType::kF16}) {
+            const std::string suffix = kv_type == KvType::kF32 ? "" : "/kv:f16";
+            benchmark::RegisterBenchmark((std::string("attention/") + isa_name(isa) + "/8x64x512" + suffix).c_str(),
+                                         bench_attention, isa, 1, kv_type)->Unit(benchmark::kMicrosecond);
+            benchmark::RegisterBenchmark(
+                (std::string("attention/") + isa_name(isa) + "/8x64x512/queries:16" + suffix).c_str(), bench_attention,
+                isa, 16, kv_type)->Unit(benchmark::kMicrosecond);
+        }
     }
 }
 
