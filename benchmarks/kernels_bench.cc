@@ -34,8 +34,14 @@ std::vector<float> random_values(int64_t count) {
     return values;
 }
 
-// Cached rows of `values` (rows of 64) in the KV element type (f32 or f16).
+// Cached rows of `values` (rows of 64) in the KV element type.
 std::vector<uint8_t> kv_rows(const std::vector<float>& values, KvType type) {
+    if (type == KvType::kQ8_0) {
+        std::vector<uint8_t> bytes(values.size() / 32 * sizeof(BlockQ8_0));
+        quantize_row_q8_0(values.data(), reinterpret_cast<BlockQ8_0*>(bytes.data()),
+                          static_cast<int64_t>(values.size()));
+        return bytes;
+    }
     std::vector<uint8_t> bytes(values.size() * (type == KvType::kF32 ? 4 : 2));
     for (size_t i = 0; i < values.size(); ++i) {
         if (type == KvType::kF32) {
@@ -85,7 +91,7 @@ void bench_matmul(benchmark::State& state, Isa isa, DType type, int64_t rows, in
                                                  benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
 
-// 8 query heads sharing one KV head, head dim 64, f32 or f16 (the serving default) rows in blocks of 16 positions as
+// 8 query heads sharing one KV head, head dim 64, f32, f16 (the serving default) or q8_0 rows in blocks of 16 positions as
 // the model's paged cache holds them: one query over 512 cached positions, or (num_queries > 1) a prefill chunk of
 // that many queries ending there, through attention_queries.
 void bench_attention(benchmark::State& state, Isa isa, int64_t num_queries, KvType kv_type) {
@@ -148,8 +154,9 @@ void register_all() {
                 }
             }
         }
-        for (KvType kv_type : {KvType::kF32, KvType::kF16}) {
-            const std::string suffix = kv_type == KvType::kF32 ? "" : "/kv:f16";
+        for (KvType kv_type : {KvType::kF32, KvType::kF16, KvType::kQ8_0}) {
+            const std::string suffix =
+                kv_type == KvType::kF32 ? "" : kv_type == KvType::kF16 ? "/kv:f16" : "/kv:q8_0";
             benchmark::RegisterBenchmark((std::string("attention/") + isa_name(isa) + "/8x64x512" + suffix).c_str(),
                                          bench_attention, isa, 1, kv_type)->Unit(benchmark::kMicrosecond);
             benchmark::RegisterBenchmark(
