@@ -2,9 +2,10 @@
 // in tiles of up to 16 rows of one block, once for all heads of the group; scores go through an online softmax
 // (running max and sum), so no score row is stored and no T x T matrix exists.
 //
-// Groups of 4 to 8 heads (Llama 3, Qwen2, TinyLlama) take attend_group: the tile's keys and values are converted to
-// floats once into an L1 buffer, and the 8 heads' scores for one key form the 8 lanes of a vector, so Q . K is
-// vector FMAs with broadcast keys (no horizontal sums) and P . V reuses each value vector for all heads. Smaller
+// Groups of 4 to 8 heads (Llama 3, Qwen2, TinyLlama) take attend_group: the tile's keys are converted to floats once
+// into an L1 buffer, and the 8 heads' scores for one key form the 8 lanes of a vector, so Q . K is vector FMAs with
+// broadcast keys (no horizontal sums); P . V converts each value vector as it loads it (each is read once per tile)
+// and reuses it for all heads. Smaller
 // groups take attend_heads, which vectorises each head's dot products over the head dimension.
 #include <immintrin.h>
 
@@ -184,10 +185,8 @@ void attend_group_tile(const float* q_by_dim, int runtime_chunks, const Tile& ti
     const int head_dim = 16 * num_chunks;
     // Per thread and zeroed once, so that rows past num_rows hold finite values of earlier tiles.
     alignas(64) thread_local float keys[16 * 16 * kMaxHeadChunks] = {};
-    alignas(64) thread_local float values[16 * 16 * kMaxHeadChunks] = {};
     alignas(64) float weights[16 * 8];
     convert_rows<kType>(tile.keys, tile.row_stride, tile.num_rows, num_chunks, keys);
-    convert_rows<kType>(tile.values, tile.row_stride, tile.num_rows, num_chunks, values);
     __m256 scores[16];
     tile_scores(q_by_dim, head_dim, keys, tile.num_rows, scores);
     alignas(32) float rescale_by_head[8];
@@ -199,7 +198,7 @@ void attend_group_tile(const float* q_by_dim, int runtime_chunks, const Tile& ti
                                       _mm512_set1_ps(rescale_by_head[head]));
         }
         for (int key = 0; key < tile.num_rows; ++key) {
-            const __m512 value = _mm512_load_ps(values + key * head_dim + 16 * chunk);
+            const __m512 value = load_chunk<kType>(tile.values + key * tile.row_stride, chunk);
             for (int head = 0; head < kHeads; ++head) {
                 acc[head] = _mm512_fmadd_ps(_mm512_set1_ps(weights[8 * key + head]), value, acc[head]);
             }
@@ -255,9 +254,7 @@ void attend_pair_tile(const float* q_by_dim, int runtime_chunks, const Tile& til
     const int num_chunks = kChunks > 0 ? kChunks : runtime_chunks;
     const int head_dim = 16 * num_chunks;
     alignas(64) thread_local float keys[16 * 16 * kMaxHeadChunks] = {};
-    alignas(64) thread_local float values[16 * 16 * kMaxHeadChunks] = {};
     convert_rows<kType>(tile.keys, tile.row_stride, tile.num_rows, num_chunks, keys);
-    convert_rows<kType>(tile.values, tile.row_stride, tile.num_rows, num_chunks, values);
     __m512 scores[16];
     for (int key = 0; key < 16; ++key) scores[key] = _mm512_setzero_ps();
     for (int d = 0; d < head_dim; ++d) {
@@ -293,7 +290,7 @@ void attend_pair_tile(const float* q_by_dim, int runtime_chunks, const Tile& til
                                       _mm512_set1_ps(rescale_by_lane[lane]));
         }
         for (int key = 0; key < tile.num_rows; ++key) {
-            const __m512 value = _mm512_load_ps(values + key * head_dim + 16 * chunk);
+            const __m512 value = load_chunk<kType>(tile.values + key * tile.row_stride, chunk);
             for (int lane = 0; lane < 16; ++lane) {
                 acc[lane] = _mm512_fmadd_ps(_mm512_set1_ps(weights[16 * key + lane]), value, acc[lane]);
             }
