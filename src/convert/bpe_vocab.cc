@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "base/log.h"
+#include "base/printable.h"
 #include "convert/hf_vocab.h"
 #include "convert/vocab_util.h"
 #include "formats/strict_json.h"
@@ -68,7 +69,7 @@ Status read_vocab_ids(const json& model, const std::string& label, GgufVocab* vo
         const std::optional<uint64_t> id_value = json_to_uint(id_json);
         if (!id_value || *id_value >= static_cast<uint64_t>(vocab_size)) {
             return invalid_argument(fmt::format("{}: token '{}' has id {}, outside the model's vocab_size {}", label,
-                                                text, id_json.dump(), vocab_size));
+                                                printable(text), id_json.dump(), vocab_size));
         }
         const size_t id = static_cast<size_t>(*id_value);
         if (seen[id]) return invalid_argument(fmt::format("{}: two tokens have id {}", label, id));

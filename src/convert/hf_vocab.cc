@@ -9,6 +9,7 @@
 
 #include "base/log.h"
 #include "base/mapped_file.h"
+#include "base/printable.h"
 #include "convert/vocab_util.h"
 #include "formats/strict_json.h"
 
@@ -74,7 +75,7 @@ void apply_tokenizer_config(const json& tokenizer_config, const json& added_toke
 Status apply_spm_added_tokens(const fs::path& dir, const json& tokenizer_config, GgufVocab* vocab) {
     auto add = [&](uint64_t id, std::string text, bool special) {
         if (id >= vocab->tokens.size()) {
-            log_warn("{}: added token '{}' has id {}, beyond the vocabulary of {}; ignored", dir.string(), text, id,
+            log_warn("{}: added token '{}' has id {}, beyond the vocabulary of {}; ignored", dir.string(), printable(text), id,
                      vocab->tokens.size());
             return;
         }

@@ -5,6 +5,8 @@
 // the end, so a truncated or hostile file can only produce an error, never an out-of-bounds read.
 #include <fmt/format.h>
 
+#include "base/printable.h"
+
 #include <cstring>
 #include <limits>
 
@@ -113,11 +115,11 @@ private:
     Status parse_metadata_entry() {
         std::string key;
         TERN_RETURN_IF_ERROR(cursor_.read_string(&key, "a metadata key"));
-        if (file_->metadata_index_.count(key) != 0) return cursor_.error(fmt::format("duplicate metadata key '{}'", key));
+        if (file_->metadata_index_.count(key) != 0) return cursor_.error(fmt::format("duplicate metadata key '{}'", printable(key)));
         uint32_t raw_type = 0;
         TERN_RETURN_IF_ERROR(cursor_.read(&raw_type, "a metadata value type"));
         if (!is_known_value_type(raw_type)) {
-            return cursor_.error(fmt::format("metadata key '{}' has unknown value type {}", key, raw_type));
+            return cursor_.error(fmt::format("metadata key '{}' has unknown value type {}", printable(key), raw_type));
         }
         GgufValue value;
         TERN_RETURN_IF_ERROR(parse_value(static_cast<GgufType>(raw_type), &value, 0, key));
@@ -148,7 +150,7 @@ private:
             case GgufType::kBool: {
                 uint8_t raw = 0;
                 TERN_RETURN_IF_ERROR(cursor_.read(&raw, key.c_str()));
-                if (raw > 1) return cursor_.error(fmt::format("metadata '{}': bool value {} is not 0 or 1", key, raw));
+                if (raw > 1) return cursor_.error(fmt::format("metadata '{}': bool value {} is not 0 or 1", printable(key), raw));
                 value->int_value = raw;
                 return Status::ok();
             }
@@ -162,23 +164,23 @@ private:
             case GgufType::kString: return cursor_.read_string(&value->string_value, key.c_str());
             case GgufType::kArray: return parse_array(value, depth, key);
         }
-        return cursor_.error(fmt::format("metadata '{}': unknown value type", key));
+        return cursor_.error(fmt::format("metadata '{}': unknown value type", printable(key)));
     }
 
     Status parse_array(GgufValue* value, int depth, const std::string& key) {
         if (depth >= kMaxArrayNesting) {
-            return cursor_.error(fmt::format("metadata '{}': arrays nested deeper than {}", key, kMaxArrayNesting));
+            return cursor_.error(fmt::format("metadata '{}': arrays nested deeper than {}", printable(key), kMaxArrayNesting));
         }
         uint32_t raw_type = 0;
         TERN_RETURN_IF_ERROR(cursor_.read(&raw_type, "an array element type"));
         if (!is_known_value_type(raw_type)) {
-            return cursor_.error(fmt::format("metadata '{}': array of unknown element type {}", key, raw_type));
+            return cursor_.error(fmt::format("metadata '{}': array of unknown element type {}", printable(key), raw_type));
         }
         value->array_type = static_cast<GgufType>(raw_type);
         uint64_t count = 0;
         TERN_RETURN_IF_ERROR(cursor_.read(&count, "an array length"));
         if (count > cursor_.remaining() / min_encoded_size(value->array_type)) {
-            return cursor_.error(fmt::format("metadata '{}': array length {} cannot fit in the {} bytes left", key,
+            return cursor_.error(fmt::format("metadata '{}': array length {} cannot fit in the {} bytes left", printable(key),
                                              count, cursor_.remaining()));
         }
         value->array.resize(count);
@@ -217,12 +219,12 @@ Status GgufParser::parse_tensor_info() {
     GgufTensorInfo info;
     TERN_RETURN_IF_ERROR(cursor_.read_string(&info.name, "a tensor name"));
     if (file_->tensor_index_.count(info.name) != 0) {
-        return cursor_.error(fmt::format("duplicate tensor name '{}'", info.name));
+        return cursor_.error(fmt::format("duplicate tensor name '{}'", printable(info.name)));
     }
     uint32_t num_dims = 0;
     TERN_RETURN_IF_ERROR(cursor_.read(&num_dims, "a tensor dimension count"));
     if (num_dims == 0 || num_dims > kMaxDims) {
-        return cursor_.error(fmt::format("tensor '{}' has {} dimensions (1 to {} allowed)", info.name, num_dims, kMaxDims));
+        return cursor_.error(fmt::format("tensor '{}' has {} dimensions (1 to {} allowed)", printable(info.name), num_dims, kMaxDims));
     }
     int64_t num_elements = 1;
     for (uint32_t dim_idx = 0; dim_idx < num_dims; ++dim_idx) {
@@ -230,7 +232,7 @@ Status GgufParser::parse_tensor_info() {
         TERN_RETURN_IF_ERROR(cursor_.read(&dim, "a tensor dimension"));
         if (dim > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ||
             (dim != 0 && num_elements > std::numeric_limits<int64_t>::max() / static_cast<int64_t>(dim))) {
-            return cursor_.error(fmt::format("tensor '{}': the product of its dimensions overflows", info.name));
+            return cursor_.error(fmt::format("tensor '{}': the product of its dimensions overflows", printable(info.name)));
         }
         info.dims.push_back(static_cast<int64_t>(dim));
         num_elements *= static_cast<int64_t>(dim);
@@ -238,17 +240,17 @@ Status GgufParser::parse_tensor_info() {
     uint32_t raw_type = 0;
     TERN_RETURN_IF_ERROR(cursor_.read(&raw_type, "a tensor type"));
     const std::optional<DTypeTraits> traits = dtype_traits_of(raw_type);
-    if (!traits) return cursor_.error(fmt::format("tensor '{}' has unknown type id {}", info.name, raw_type));
+    if (!traits) return cursor_.error(fmt::format("tensor '{}' has unknown type id {}", printable(info.name), raw_type));
     if (info.dims[0] % traits->block_size != 0) {
         return cursor_.error(fmt::format("tensor '{}': row length {} is not a multiple of the {} block size {}",
-                                         info.name, info.dims[0], traits->name, traits->block_size));
+                                         printable(info.name), info.dims[0], traits->name, traits->block_size));
     }
     TERN_RETURN_IF_ERROR(cursor_.read(&info.offset, "a tensor data offset"));
     info.type = traits->type;
     info.num_elements = num_elements;
     // num_elements / block_size * block_bytes cannot overflow: block_bytes <= 292 and elements < 2^63 / 256 checked.
     if (num_elements / traits->block_size > std::numeric_limits<int64_t>::max() / traits->block_bytes) {
-        return cursor_.error(fmt::format("tensor '{}': its byte size overflows", info.name));
+        return cursor_.error(fmt::format("tensor '{}': its byte size overflows", printable(info.name)));
     }
     info.num_bytes = num_elements / traits->block_size * traits->block_bytes;
     file_->tensor_index_.emplace(info.name, file_->tensors_.size());
@@ -269,13 +271,13 @@ Status GgufParser::bind_tensor_data() {
     for (GgufTensorInfo& info : file_->tensors_) {
         if (info.offset % alignment != 0) {
             return invalid_argument(fmt::format("{}: tensor '{}' data offset {} is not aligned to {}", file_->label_,
-                                                info.name, info.offset, alignment));
+                                                printable(info.name), info.offset, alignment));
         }
         const uint64_t num_bytes = static_cast<uint64_t>(info.num_bytes);
         if (info.offset > data_size || num_bytes > data_size - info.offset) {
             return invalid_argument(fmt::format(
                 "{}: tensor '{}' data [{}, {}) lies outside the data section ({} bytes from offset {}); the file is "
-                "truncated or corrupt", file_->label_, info.name, data_offset + info.offset,
+                "truncated or corrupt", file_->label_, printable(info.name), data_offset + info.offset,
                 data_offset + info.offset + num_bytes, data_size, data_offset));
         }
         info.data = file_->bytes_ + data_offset + info.offset;

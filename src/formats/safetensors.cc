@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "base/printable.h"
+
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -109,7 +111,7 @@ private:
         for (const auto& [key, value] : entry.items()) {
             if (!value.is_string()) {
                 return error(
-                    fmt::format("__metadata__ value of '{}' must be a string, found {}", key, json_kind(value)));
+                    fmt::format("__metadata__ value of '{}' must be a string, found {}", printable(key), json_kind(value)));
             }
             file_->metadata_.emplace(key, value.get<std::string>());
         }
@@ -120,21 +122,22 @@ private:
         const std::string& name = tensor->name;
         if (name.empty()) return error("a tensor has an empty name");
         if (!entry.is_object()) {
-            return error(fmt::format("tensor '{}': its entry must be an object, found {}", name, json_kind(entry)));
+            return error(fmt::format("tensor '{}': its entry must be an object, found {}", printable(name), json_kind(entry)));
         }
         int64_t element_bytes = 0;
         TERN_RETURN_IF_ERROR(parse_dtype(entry, tensor, &element_bytes));
         TERN_RETURN_IF_ERROR(parse_shape(entry, tensor));
         if (tensor->num_elements > std::numeric_limits<int64_t>::max() / element_bytes) {
-            return error(fmt::format("tensor '{}': the byte size of shape {} overflows", name,
+            return error(fmt::format("tensor '{}': the byte size of shape {} overflows", printable(name),
                                      format_shape(tensor->shape)));
         }
         const uint64_t expected_bytes = static_cast<uint64_t>(tensor->num_elements * element_bytes);
         TERN_RETURN_IF_ERROR(parse_offsets(entry, tensor));
         if (tensor->end - tensor->begin != expected_bytes) {
             return error(fmt::format("tensor '{}': data_offsets [{}, {}) hold {} bytes, but dtype {} and shape {} "
-                                     "need {}", name, tensor->begin, tensor->end, tensor->end - tensor->begin,
-                                     entry["dtype"].get<std::string>(), format_shape(tensor->shape), expected_bytes));
+                                     "need {}", printable(name), tensor->begin, tensor->end, tensor->end - tensor->begin,
+                                     printable(entry["dtype"].get<std::string>()), format_shape(tensor->shape),
+                                     expected_bytes));
         }
         tensor->data = bytes_ + data_offset_ + tensor->begin;
         return Status::ok();
@@ -143,38 +146,38 @@ private:
     Status parse_dtype(const nlohmann::json& entry, SafetensorsTensor* tensor, int64_t* element_bytes) const {
         const auto found = entry.find("dtype");
         if (found == entry.end() || !found->is_string()) {
-            return error(fmt::format("tensor '{}' has no string 'dtype'", tensor->name));
+            return error(fmt::format("tensor '{}' has no string 'dtype'", printable(tensor->name)));
         }
         const std::string dtype = found->get<std::string>();
         for (const DTypeEntry& known : kDTypes) {
             if (known.name != dtype) continue;
             if (!known.type) {
                 return error(fmt::format("tensor '{}' has dtype {}, which tern does not read (F32, F16 and BF16 only)",
-                                         tensor->name, dtype));
+                                         printable(tensor->name), printable(dtype)));
             }
             tensor->type = *known.type;
             *element_bytes = known.element_bytes;
             return Status::ok();
         }
-        return error(fmt::format("tensor '{}' has unknown dtype '{}'", tensor->name, dtype));
+        return error(fmt::format("tensor '{}' has unknown dtype '{}'", printable(tensor->name), dtype));
     }
 
     Status parse_shape(const nlohmann::json& entry, SafetensorsTensor* tensor) const {
         const auto found = entry.find("shape");
         if (found == entry.end() || !found->is_array()) {
-            return error(fmt::format("tensor '{}' has no 'shape' array", tensor->name));
+            return error(fmt::format("tensor '{}' has no 'shape' array", printable(tensor->name)));
         }
         int64_t num_elements = 1;
         for (const nlohmann::json& dim_json : *found) {
             if (!dim_json.is_number_unsigned()) {
                 const bool negative = dim_json.is_number_integer();
-                return error(fmt::format("tensor '{}': shape dimension {} is {}", tensor->name, dim_json.dump(),
+                return error(fmt::format("tensor '{}': shape dimension {} is {}", printable(tensor->name), dim_json.dump(),
                                          negative ? "negative" : "not a non-negative integer"));
             }
             const uint64_t dim = dim_json.get<uint64_t>();
             if (dim > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ||
                 (dim != 0 && num_elements > std::numeric_limits<int64_t>::max() / static_cast<int64_t>(dim))) {
-                return error(fmt::format("tensor '{}': the element count of its shape overflows", tensor->name));
+                return error(fmt::format("tensor '{}': the element count of its shape overflows", printable(tensor->name)));
             }
             tensor->shape.push_back(static_cast<int64_t>(dim));
             num_elements *= static_cast<int64_t>(dim);
@@ -188,18 +191,18 @@ private:
         if (found == entry.end() || !found->is_array() || found->size() != 2 || !(*found)[0].is_number_unsigned() ||
             !(*found)[1].is_number_unsigned()) {
             return error(fmt::format("tensor '{}': 'data_offsets' must be two non-negative integers [begin, end]",
-                                     tensor->name));
+                                     printable(tensor->name)));
         }
         tensor->begin = (*found)[0].get<uint64_t>();
         tensor->end = (*found)[1].get<uint64_t>();
         const uint64_t data_size = size_ - data_offset_;
         if (tensor->begin > tensor->end) {
-            return error(fmt::format("tensor '{}': data_offsets [{}, {}) end before they begin", tensor->name,
+            return error(fmt::format("tensor '{}': data_offsets [{}, {}) end before they begin", printable(tensor->name),
                                      tensor->begin, tensor->end));
         }
         if (tensor->end > data_size) {
             return error(fmt::format("tensor '{}': data_offsets [{}, {}) lie outside the {}-byte data section; the "
-                                     "file is truncated or corrupt", tensor->name, tensor->begin, tensor->end,
+                                     "file is truncated or corrupt", printable(tensor->name), tensor->begin, tensor->end,
                                      data_size));
         }
         return Status::ok();
@@ -217,8 +220,9 @@ private:
         const SafetensorsTensor* furthest = nullptr;
         for (const SafetensorsTensor* tensor : by_offset) {
             if (furthest != nullptr && tensor->begin < furthest->end) {
-                return error(fmt::format("tensors '{}' [{}, {}) and '{}' [{}, {}) overlap", furthest->name,
-                                         furthest->begin, furthest->end, tensor->name, tensor->begin, tensor->end));
+                return error(fmt::format("tensors '{}' [{}, {}) and '{}' [{}, {}) overlap", printable(furthest->name),
+                                         furthest->begin, furthest->end, printable(tensor->name), tensor->begin,
+                                         tensor->end));
             }
             if (furthest == nullptr || tensor->end > furthest->end) furthest = tensor;
         }

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "base/printable.h"
+
 #include <set>
 #include <vector>
 
@@ -34,7 +36,7 @@ Result<nlohmann::json> parse_strict_json(std::string_view text, const std::strin
     }
     if (!duplicate.empty()) {
         return invalid_argument(
-            fmt::format("{}: invalid JSON: key '{}' appears twice in one object", label, duplicate));
+            fmt::format("{}: invalid JSON: key '{}' appears twice in one object", label, printable(duplicate)));
     }
     return value;
 }

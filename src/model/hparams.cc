@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "base/printable.h"
+
 namespace tern {
 namespace {
 
@@ -32,7 +34,7 @@ Status read_rope_scaling(const GgufFile& file, const std::string& prefix, HParam
     // llama3 scaling arrives as the rope_freqs.weight tensor, which the weights loader applies.
     if (*type == "llama3") return Status::ok();
     return invalid_argument(fmt::format("{}: rope scaling type '{}' is not supported (supported: none, linear, llama3)",
-                                        file.path(), *type));
+                                        file.path(), printable(*type)));
 }
 
 }  // namespace
@@ -50,7 +52,7 @@ Result<HParams> hparams_from_gguf(const GgufFile& file) {
         hparams.rope_style = RopeStyle::kHalves;
     } else {
         return invalid_argument(fmt::format("{}: architecture '{}' is not supported (supported: llama, qwen2)",
-                                            file.path(), *arch));
+                                            file.path(), printable(*arch)));
     }
     const std::string prefix = *arch + ".";
     TERN_RETURN_IF_ERROR(read_positive(file, prefix + "context_length", &hparams.context_length));

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "base/printable.h"
 #include "tokenizer/unicode.h"
 
 namespace tern {
@@ -168,7 +169,7 @@ std::string supported_pre_tokenizers() {
 Result<PreTokenizer> PreTokenizer::create(std::string_view name) {
     const PreTokenizerInfo* info = find_pre_tokenizer(name);
     if (info == nullptr) {
-        return invalid_argument(fmt::format("unknown pre-tokenizer '{}' (tokenizer.ggml.pre); supported: {}", name,
+        return invalid_argument(fmt::format("unknown pre-tokenizer '{}' (tokenizer.ggml.pre); supported: {}", printable(name),
                                             supported_pre_tokenizers()));
     }
     std::vector<Regex> regexes;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "base/log.h"
+#include "base/printable.h"
 #include "formats/gguf.h"
 #include "tokenizer/pre_tokenizer.h"
 
@@ -48,7 +49,7 @@ Status read_kind(const GgufFile& gguf, VocabData& vocab) {
     }
     if (*model != "gpt2") {
         return invalid_argument(fmt::format("{}: unsupported tokenizer model '{}' ({}); supported: llama, gpt2",
-                                            gguf.path(), *model, kModelKey));
+                                            gguf.path(), printable(*model), kModelKey));
     }
     vocab.kind = VocabKind::kBpe;
     vocab.bos_id = 11;
@@ -61,7 +62,7 @@ Status read_kind(const GgufFile& gguf, VocabData& vocab) {
     const PreTokenizerInfo* info = find_pre_tokenizer(vocab.pre);
     if (info == nullptr) {
         return invalid_argument(fmt::format("{}: unknown pre-tokenizer '{}' ({}); supported: {}", gguf.path(),
-                                            vocab.pre, kPreKey, supported_pre_tokenizers()));
+                                            printable(vocab.pre), kPreKey, supported_pre_tokenizers()));
     }
     vocab.add_bos = info->add_bos;
     return Status::ok();

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <iterator>
+#include <random>
 #include <string>
 
 #include "formats/gguf.h"
@@ -126,6 +128,58 @@ TEST(GgufCorrupt, TensorData) {
 
 TEST(GgufCorrupt, EmptyInput) {
     EXPECT_NE(parse_error({}).find("truncated"), std::string::npos);
+}
+
+// Seeded random damage to a complete file: bytes flipped, 4- and 8-byte fields set to extreme values, the file cut
+// short. Each result is a one-line error naming the file, or a file whose every value and tensor byte can be read
+// (under ASan this suite would report a read outside the input).
+TEST(GgufCorrupt, SeededRandomDamageIsAnErrorOrAReadableFile) {
+    const std::vector<uint8_t> whole = testing::make_sample_writer().to_bytes();
+    std::mt19937 rng(20261201);
+    const auto pick = [&](size_t low, size_t high) { return std::uniform_int_distribution<size_t>(low, high)(rng); };
+    const uint64_t extremes[] = {0, 1, 0xFF, 0xFFFFFFFFull, 1ull << 31, 1ull << 40, ~0ull, 1ull << 63};
+    int num_errors = 0;
+    for (int case_idx = 0; case_idx < 2000; ++case_idx) {
+        std::vector<uint8_t> bytes = whole;
+        switch (case_idx % 3) {
+            case 0:
+                for (size_t flip = pick(1, 8); flip > 0; --flip) {
+                    bytes[pick(0, bytes.size() - 1)] = static_cast<uint8_t>(pick(0, 255));
+                }
+                break;
+            case 1: {
+                const size_t width = pick(0, 1) == 0 ? 4 : 8;
+                const uint64_t value = extremes[pick(0, std::size(extremes) - 1)];
+                std::memcpy(bytes.data() + pick(0, bytes.size() - width), &value, width);
+                break;
+            }
+            default:
+                bytes.resize(pick(0, bytes.size() - 1));
+        }
+        SCOPED_TRACE("case " + std::to_string(case_idx));
+        auto parsed = GgufFile::parse(bytes.data(), bytes.size(), "bad.gguf");
+        if (!parsed.is_ok()) {
+            ++num_errors;
+            const std::string& message = parsed.status().message();
+            ASSERT_NE(message.find("bad.gguf"), std::string::npos) << message;
+            ASSERT_EQ(message.find('\n'), std::string::npos) << message;
+            continue;
+        }
+        const GgufFile& file = *parsed.value();
+        size_t touched = 0;
+        for (const auto& [key, value] : file.metadata()) {
+            touched += key.size() + value.string_value.size() + value.array.size();
+        }
+        for (const GgufTensorInfo& tensor : file.tensors()) {
+            ASSERT_GE(tensor.num_bytes, 0);
+            ASSERT_LE(tensor.data + tensor.num_bytes, bytes.data() + bytes.size()) << tensor.name;
+            for (int64_t idx = 0; idx < tensor.num_bytes; ++idx) touched += tensor.data[idx];
+        }
+        volatile size_t sink = touched;  // every byte above was read, so ASan sees any read outside the input
+        (void)sink;
+    }
+    // Most damage is caught; some lands in values (a string's bytes, tensor data) that any file may hold.
+    EXPECT_GT(num_errors, 500);
 }
 
 }  // namespace
