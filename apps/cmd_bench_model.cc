@@ -1,5 +1,5 @@
 // tern bench model: prefill (pp) and decode (tg) tokens/s as mean ± stddev over repetitions, like llama-bench;
-// -b runs B sequences decoding together. tern bench memory: this machine's read and triad bandwidth.
+// -b runs B sequences decoding together, -d runs every test after that many cached positions. tern bench memory: this machine's read and triad bandwidth.
 #include <fmt/format.h>
 
 #include <iostream>
@@ -18,6 +18,8 @@ struct BenchModelOptions {
     int num_threads = 2;
     int repetitions = 5;
     std::vector<int64_t> batch_sizes;
+    int64_t depth = 0;
+    std::string kv_cache_type = "f16";
     bool measure_bandwidth = false;
     bool json = false;
 };
@@ -33,21 +35,25 @@ nlohmann::json measurement_json(const Measurement& measurement) {
 }
 
 void print_table(const nlohmann::json& report) {
-    std::cout << fmt::format("model: {} ({} bytes), {} threads, kernels {}\n", report["model"].get<std::string>(),
-                             report["model_bytes"].get<int64_t>(), report["threads"].get<int>(),
-                             report["isa"].get<std::string>());
+    std::cout << fmt::format("model: {} ({} bytes), {} threads, kernels {}, KV cache {}\n",
+                             report["model"].get<std::string>(), report["model_bytes"].get<int64_t>(),
+                             report["threads"].get<int>(), report["isa"].get<std::string>(),
+                             report["kv_cache_type"].get<std::string>());
+    // llama-bench's names: "tg128 @ d4096" for a test after 4096 cached positions.
+    const int64_t depth = report["depth"].get<int64_t>();
+    const std::string at_depth = depth > 0 ? fmt::format(" @ d{}", depth) : "";
     std::cout << "| test | tokens/s |\n|---|---|\n";
     if (report.contains("pp_tokens_per_s")) {
-        std::cout << fmt::format("| pp{} | {:.2f} ± {:.2f} |\n", report["prompt_tokens"].get<int64_t>(),
+        std::cout << fmt::format("| pp{}{} | {:.2f} ± {:.2f} |\n", report["prompt_tokens"].get<int64_t>(), at_depth,
                                  report["pp_tokens_per_s"].get<double>(), report["pp_stddev"].get<double>());
     }
     if (report.contains("tg_tokens_per_s")) {
-        std::cout << fmt::format("| tg{} | {:.2f} ± {:.2f} |\n", report["generated_tokens"].get<int64_t>(),
+        std::cout << fmt::format("| tg{}{} | {:.2f} ± {:.2f} |\n", report["generated_tokens"].get<int64_t>(), at_depth,
                                  report["tg_tokens_per_s"].get<double>(), report["tg_stddev"].get<double>());
     }
     for (const nlohmann::json& row : report["batched"]) {
-        std::cout << fmt::format("| tg{} x B={} | {:.2f} ± {:.2f} |\n", report["generated_tokens"].get<int64_t>(),
-                                 row["batch"].get<int64_t>(), row["tokens_per_s"].get<double>(),
+        std::cout << fmt::format("| tg{}{} x B={} | {:.2f} ± {:.2f} |\n", report["generated_tokens"].get<int64_t>(),
+                                 at_depth, row["batch"].get<int64_t>(), row["tokens_per_s"].get<double>(),
                                  row["stddev"].get<double>());
     }
     if (report.contains("read_gb_per_s")) {
@@ -65,11 +71,14 @@ Status run_bench_model(const BenchModelOptions& options) {
     bench.generated_tokens = options.generated_tokens;
     bench.repetitions = options.repetitions;
     bench.batch_sizes = options.batch_sizes;
+    bench.depth = options.depth;
+    TERN_ASSIGN_OR_RETURN(bench.kv_type, parse_kv_type(options.kv_cache_type));
     TERN_ASSIGN_OR_RETURN(ModelBenchResult result, bench_model(*model, pool, bench));
     nlohmann::json report = {{"model", options.model_path}, {"model_bytes", weight_bytes(*model)},
                              {"threads", options.num_threads}, {"isa", kernels::isa_name(model->kernel_table().isa)},
                              {"repetitions", options.repetitions}, {"prompt_tokens", options.prompt_tokens},
-                             {"generated_tokens", options.generated_tokens}, {"batched", nlohmann::json::array()}};
+                             {"generated_tokens", options.generated_tokens}, {"depth", options.depth},
+                             {"kv_cache_type", options.kv_cache_type}, {"batched", nlohmann::json::array()}};
     if (options.prompt_tokens > 0) {
         report["pp_tokens_per_s"] = result.prefill_tokens_per_s.mean();
         report["pp_stddev"] = result.prefill_tokens_per_s.stddev();
@@ -147,6 +156,11 @@ void register_bench_model(CLI::App& bench) {
     command->add_option("-r,--repetitions", options->repetitions, "Repetitions")->capture_default_str()
         ->check(CLI::Range(1, 1000));
     command->add_option("-b,--batch", options->batch_sizes, "Batched decode sizes, e.g. 1,4,16")->delimiter(',');
+    command->add_option("-d,--depth", options->depth,
+                        "Cached positions before each test, as llama-bench's -d (untimed prefill of random tokens)")
+        ->capture_default_str();
+    command->add_option("--kv-cache-type", options->kv_cache_type, "KV element type: f16, q8_0 or f32")
+        ->capture_default_str();
     command->add_flag("--membw", options->measure_bandwidth, "Also measure read bandwidth and report decode's share");
     command->add_flag("--json", options->json, "Print one JSON object");
     set_action(command, [options] { return run_bench_model(*options); });

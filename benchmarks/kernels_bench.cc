@@ -130,6 +130,47 @@ void bench_attention(benchmark::State& state, Isa isa, int64_t num_queries, KvTy
                                                    benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
 
+// Decode attention as a long-context batched step meets it: many (sequence, KV head) units of 1024 cached positions
+// each, 64 MiB of f16 cache in all, far beyond L2 and L3, laid out as the model's cache is (4 KV heads a row, blocks
+// of 16 positions scattered): each unit's keys and values come from memory.
+void bench_attention_from_memory(benchmark::State& state, Isa isa) {
+    const KernelTable* table = kernel_table(isa);
+    if (table == nullptr) {
+        state.SkipWithError("ISA not supported on this CPU");
+        return;
+    }
+    constexpr int64_t kHeads = 8, kHeadDim = 64, kKeys = 1024, kKvHeads = 4, kSequences = 64, kBlock = 16;
+    const int64_t slice_bytes = kv_row_bytes(KvType::kF16, kHeadDim), row_bytes = kKvHeads * slice_bytes;
+    const int64_t blocks_per_sequence = kKeys / kBlock, num_blocks = kSequences * blocks_per_sequence;
+    const int64_t block_bytes = 2 * kBlock * row_bytes;  // one layer's K rows, then its V rows
+    const std::vector<uint8_t> storage = kv_rows(random_values(num_blocks * block_bytes / 2), KvType::kF16);
+    std::vector<int64_t> order(static_cast<size_t>(num_blocks));
+    for (int64_t idx = 0; idx < num_blocks; ++idx) order[static_cast<size_t>(idx)] = idx * 7919 % num_blocks;
+    const std::vector<float> q = random_values(kHeads * kHeadDim);
+    std::vector<float> out(static_cast<size_t>(kHeads * kHeadDim)), scratch(static_cast<size_t>(kKeys + 2 * kHeadDim));
+    std::vector<const uint8_t*> keys(static_cast<size_t>(blocks_per_sequence)), values(keys.size());
+    for (auto _ : state) {
+        for (int64_t sequence = 0; sequence < kSequences; ++sequence) {
+            for (int64_t kv_head = 0; kv_head < kKvHeads; ++kv_head) {
+                for (int64_t idx = 0; idx < blocks_per_sequence; ++idx) {
+                    const uint8_t* block = storage.data() + order[static_cast<size_t>(sequence * blocks_per_sequence + idx)] * block_bytes;
+                    keys[static_cast<size_t>(idx)] = block + kv_head * slice_bytes;
+                    values[static_cast<size_t>(idx)] = block + kBlock * row_bytes + kv_head * slice_bytes;
+                }
+                const PagedKv kv{keys.data(), values.data(), kBlock, row_bytes, KvType::kF16};
+                table->attention_group(q.data(), kHeadDim, kHeads, kv, kKeys, kHeadDim, 0.125f, out.data(), kHeadDim,
+                                       scratch.data());
+            }
+        }
+        benchmark::DoNotOptimize(out.data());
+    }
+    const double units = static_cast<double>(kSequences * kKvHeads * state.iterations());
+    state.counters["GFLOP/s"] = benchmark::Counter(4.0 * kHeads * kHeadDim * kKeys * units, benchmark::Counter::kIsRate,
+                                                   benchmark::Counter::kIs1000);
+    state.counters["GB/s"] = benchmark::Counter(2.0 * kKeys * slice_bytes * units, benchmark::Counter::kIsRate,
+                                                benchmark::Counter::kIs1000);
+}
+
 void register_all() {
     for (Isa isa : {Isa::kRef, Isa::kAvx2, Isa::kAvx512}) {
         for (DType type : {DType::kQ4_0, DType::kQ8_0, DType::kQ6_K, DType::kQ4_K, DType::kQ5_K, DType::kF16, DType::kBF16, DType::kF32}) {
@@ -154,6 +195,8 @@ void register_all() {
                 }
             }
         }
+        benchmark::RegisterBenchmark((std::string("attention/") + isa_name(isa) + "/8x64x1024/from_memory").c_str(),
+                                     bench_attention_from_memory, isa)->Unit(benchmark::kMillisecond);
         for (KvType kv_type : {KvType::kF32, KvType::kF16, KvType::kQ8_0}) {
             const std::string suffix =
                 kv_type == KvType::kF32 ? "" : kv_type == KvType::kF16 ? "/kv:f16" : "/kv:q8_0";

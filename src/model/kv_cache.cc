@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
+
 #include "base/check.h"
 
 namespace tern {
@@ -60,6 +62,13 @@ KvCache::KvCache(const HParams& hparams, int64_t num_slots, int64_t max_tokens, 
     blocks_per_slot_ = (max_tokens + block_size - 1) / block_size;
     slot_tables_.resize(static_cast<size_t>(num_blocks_));
     for (int64_t block = 0; block < num_blocks_; ++block) slot_tables_[static_cast<size_t>(block)] = static_cast<int32_t>(block);
+}
+
+void KvCache::copy_block(int64_t from, int64_t to) {
+    TERN_CHECK(from >= 0 && from < num_blocks_ && to >= 0 && to < num_blocks_) << "block out of range";
+    if (from == to) return;
+    std::memcpy(storage_.get() + to * block_bytes_, storage_.get() + from * block_bytes_,
+                static_cast<size_t>(block_bytes_));
 }
 
 }  // namespace tern

@@ -51,6 +51,8 @@ public:
     uint8_t* value_row(int64_t layer_idx, int64_t block, int64_t row) {
         return row_address(layer_idx, block, row, 1);
     }
+    // Block `to` becomes a copy of block `from`: every layer's K and V rows.
+    void copy_block(int64_t from, int64_t to);
 
 private:
     KvCache(const HParams& hparams, int64_t num_blocks, int64_t block_size, KvType type, bool);

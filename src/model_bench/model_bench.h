@@ -1,5 +1,6 @@
 // In-process model speed, measured as llama-bench does: prefill of a prompt (pp) and decode of single tokens (tg)
-// from an empty context, repeated; plus B sequences decoding together. Also the machine's memory bandwidth, the
+// after `depth` cached positions (llama-bench's -d; 0: an empty context), repeated; plus B sequences decoding
+// together. Also the machine's memory bandwidth, the
 // ceiling that decode speed is judged against.
 #pragma once
 
@@ -25,6 +26,8 @@ struct ModelBenchOptions {
     int64_t generated_tokens = 128;     // tg: tokens decoded one at a time (0 skips)
     int repetitions = 5;
     std::vector<int64_t> batch_sizes;   // batched decode: B sequences stepping together, generated_tokens each
+    int64_t depth = 0;                  // positions already in the KV cache before each test (untimed prefill)
+    KvType kv_type = KvType::kF16;      // as llama-bench's and the engine's default
     uint64_t seed = 1;                  // of the random token ids
 };
 

@@ -90,6 +90,25 @@ TEST(Cli, BadValuesGiveOneErrorLine) {
     }
 }
 
+// -d runs each test after that many cached positions (llama-bench's depth), reported in the JSON with the KV type.
+TEST(Cli, BenchModelAtDepth) {
+    const testing::CommandResult result =
+        testing::run_tern("bench model -m " + kStories + " -p 8 -n 4 -r 1 -b 2 -d 20 -t 1 --json");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const nlohmann::json report = nlohmann::json::parse(result.out);
+    EXPECT_EQ(report["depth"], 20);
+    EXPECT_EQ(report["kv_cache_type"], "f16");
+    EXPECT_GT(report["pp_tokens_per_s"].get<double>(), 0.0);
+    EXPECT_GT(report["tg_tokens_per_s"].get<double>(), 0.0);
+    EXPECT_GT(report["batched"][0]["tokens_per_s"].get<double>(), 0.0);
+    const testing::CommandResult table = testing::run_tern("bench model -m " + kStories + " -p 8 -n 4 -r 1 -d 20 -t 1");
+    EXPECT_NE(table.out.find("| tg4 @ d20 |"), std::string::npos) << table.out;
+
+    const testing::CommandResult too_deep = testing::run_tern("bench model -m " + kStories + " -p 8 -n 4 -r 1 -d 600");
+    EXPECT_EQ(too_deep.exit_code, 1);
+    EXPECT_NE(too_deep.err.find("the depth must be in [0, 504]"), std::string::npos) << too_deep.err;
+}
+
 // The compute probes exist only in the AVX-512 table: with another one forced, the command says so and fails.
 TEST(Cli, BenchComputeWithoutProbesSaysWhich) {
     ::setenv("TERN_ISA", "ref", 1);
