@@ -50,7 +50,8 @@ KvCache::KvCache(const HParams& hparams, int64_t num_blocks, int64_t block_size,
     : type_(type),
       block_size_(block_size),
       num_blocks_(num_blocks),
-      row_bytes_(kernels::kv_row_bytes(type, hparams.kv_dim())),
+      num_kv_heads_(hparams.num_kv_heads),
+      slice_bytes_(kernels::kv_row_bytes(type, hparams.head_dim)),
       block_bytes_(bytes_per_block(hparams, block_size, type)),
       storage_(std::make_unique_for_overwrite<uint8_t[]>(static_cast<size_t>(num_blocks * block_bytes_))) {}
 

@@ -39,7 +39,7 @@ public:
     KvType type() const { return type_; }
     int64_t block_size() const { return block_size_; }
     int64_t num_blocks() const { return num_blocks_; }
-    int64_t row_bytes() const { return row_bytes_; }  // one position's K (or V) row of one layer
+    int64_t slice_bytes() const { return slice_bytes_; }  // one position's K (or V) for one KV head of one layer
     int64_t num_bytes() const { return num_blocks_ * block_bytes_; }
     int64_t num_slots() const { return num_slots_; }    // 0 for a paged cache
     int64_t max_tokens() const { return max_tokens_; }  // per slot; 0 for a paged cache
@@ -47,24 +47,31 @@ public:
     std::span<const int32_t> slot_block_table(int64_t slot) const {
         return {slot_tables_.data() + slot * blocks_per_slot_, static_cast<size_t>(blocks_per_slot_)};
     }
-    uint8_t* key_row(int64_t layer_idx, int64_t block, int64_t row) { return row_address(layer_idx, block, row, 0); }
-    uint8_t* value_row(int64_t layer_idx, int64_t block, int64_t row) {
-        return row_address(layer_idx, block, row, 1);
+    // Position `row` of `block` for one KV head of one layer; the head's next position follows at slice_bytes().
+    uint8_t* key_slice(int64_t layer_idx, int64_t block, int64_t kv_head, int64_t row) {
+        return slice_address(layer_idx, block, kv_head, row, 0);
+    }
+    uint8_t* value_slice(int64_t layer_idx, int64_t block, int64_t kv_head, int64_t row) {
+        return slice_address(layer_idx, block, kv_head, row, 1);
     }
     // Block `to` becomes a copy of block `from`: every layer's K and V rows.
     void copy_block(int64_t from, int64_t to);
 
 private:
     KvCache(const HParams& hparams, int64_t num_blocks, int64_t block_size, KvType type, bool);
-    // Layout: [block][layer][K, V][row][row_bytes], so one block is one contiguous run of memory.
-    uint8_t* row_address(int64_t layer_idx, int64_t block, int64_t row, int64_t which) {
-        return storage_.get() + block * block_bytes_ + ((layer_idx * 2 + which) * block_size_ + row) * row_bytes_;
+    // Layout: [block][layer][K, V][KV head][row][slice_bytes]: one block is one contiguous run of memory, and each
+    // head's positions in it are one run too, which attention reads in order (the hardware prefetchers follow a
+    // run, not one head's slice every kv_dim elements).
+    uint8_t* slice_address(int64_t layer_idx, int64_t block, int64_t kv_head, int64_t row, int64_t which) {
+        return storage_.get() + block * block_bytes_ +
+               (((layer_idx * 2 + which) * num_kv_heads_ + kv_head) * block_size_ + row) * slice_bytes_;
     }
 
     KvType type_;
     int64_t block_size_;
     int64_t num_blocks_;
-    int64_t row_bytes_;
+    int64_t num_kv_heads_;
+    int64_t slice_bytes_;
     int64_t block_bytes_;
     int64_t num_slots_ = 0;
     int64_t max_tokens_ = 0;

@@ -234,8 +234,12 @@ void Model::rope_and_store(int64_t layer_idx, const TokenBatch& batch, int64_t t
     const int64_t position = batch.positions[token_idx];
     const int64_t block = block_table(batch, *cache, token_idx)[static_cast<size_t>(position / cache->block_size())];
     const int64_t row = position % cache->block_size();
-    store_kv_row(cache->type(), k, hp.kv_dim(), cache->key_row(layer_idx, block, row));
-    store_kv_row(cache->type(), v, hp.kv_dim(), cache->value_row(layer_idx, block, row));
+    for (int64_t head_idx = 0; head_idx < hp.num_kv_heads; ++head_idx) {
+        store_kv_row(cache->type(), k + head_idx * hp.head_dim, hp.head_dim,
+                     cache->key_slice(layer_idx, block, head_idx, row));
+        store_kv_row(cache->type(), v + head_idx * hp.head_dim, hp.head_dim,
+                     cache->value_slice(layer_idx, block, head_idx, row));
+    }
 }
 
 void Model::attend(int64_t layer_idx, const TokenBatch& batch, KvCache* cache, ThreadPool* pool) {
@@ -243,7 +247,6 @@ void Model::attend(int64_t layer_idx, const TokenBatch& batch, KvCache* cache, T
     Workspace& ws = *workspace_;
     const int64_t group_size = hp.num_heads / hp.num_kv_heads;
     const float scale = 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
-    const int64_t head_bytes = kernels::kv_row_bytes(cache->type(), hp.head_dim);
     // One work unit: a run of consecutive query tokens of one sequence x the query heads that share one KV head,
     // so each key is read once for them all. Each thread takes one part of the cut (model/attention_split.h).
     const AttentionSplit& split = ws.attention_split;
@@ -260,10 +263,10 @@ void Model::attend(int64_t layer_idx, const TokenBatch& batch, KvCache* cache, T
             const int64_t num_blocks = (num_keys + cache->block_size() - 1) / cache->block_size();
             for (int64_t block_idx = 0; block_idx < num_blocks; ++block_idx) {
                 const int32_t block = table[static_cast<size_t>(block_idx)];
-                key_blocks[block_idx] = cache->key_row(layer_idx, block, 0) + kv_head * head_bytes;
-                value_blocks[block_idx] = cache->value_row(layer_idx, block, 0) + kv_head * head_bytes;
+                key_blocks[block_idx] = cache->key_slice(layer_idx, block, kv_head, 0);
+                value_blocks[block_idx] = cache->value_slice(layer_idx, block, kv_head, 0);
             }
-            const kernels::PagedKv kv{key_blocks, value_blocks, cache->block_size(), cache->row_bytes(),
+            const kernels::PagedKv kv{key_blocks, value_blocks, cache->block_size(), cache->slice_bytes(),
                                       cache->type()};
             const int64_t q_offset = run.first_token * hp.q_dim() + kv_head * group_size * hp.head_dim;
             const kernels::AttentionQueries queries{ws.q.data() + q_offset, hp.q_dim(), hp.head_dim, group_size,
