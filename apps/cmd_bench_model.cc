@@ -1,5 +1,6 @@
 // tern bench model: prefill (pp) and decode (tg) tokens/s as mean ± stddev over repetitions, like llama-bench;
-// -b runs B sequences decoding together, -d runs every test after that many cached positions. tern bench memory: this machine's read and triad bandwidth.
+// -b runs B sequences decoding together, -d runs every test after that many cached positions. tern bench memory: this
+// machine's read and triad bandwidth.
 #include <fmt/format.h>
 
 #include <iostream>

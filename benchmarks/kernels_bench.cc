@@ -91,8 +91,8 @@ void bench_matmul(benchmark::State& state, Isa isa, DType type, int64_t rows, in
                                                  benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
 
-// 8 query heads sharing one KV head, head dim 64, f32, f16 (the serving default) or q8_0 rows in blocks of 16 positions as
-// the model's paged cache holds them: one query over 512 cached positions, or (num_queries > 1) a prefill chunk of
+// 8 query heads sharing one KV head, head dim 64, f32, f16 (the serving default) or q8_0 rows in blocks of 16 positions
+// as the model's paged cache holds them: one query over 512 cached positions, or (num_queries > 1) a prefill chunk of
 // that many queries ending there, through attention_queries.
 void bench_attention(benchmark::State& state, Isa isa, int64_t num_queries, KvType kv_type) {
     const KernelTable* table = kernel_table(isa);
@@ -153,7 +153,8 @@ void bench_attention_from_memory(benchmark::State& state, Isa isa) {
         for (int64_t sequence = 0; sequence < kSequences; ++sequence) {
             for (int64_t kv_head = 0; kv_head < kKvHeads; ++kv_head) {
                 for (int64_t idx = 0; idx < blocks_per_sequence; ++idx) {
-                    const uint8_t* block = storage.data() + order[static_cast<size_t>(sequence * blocks_per_sequence + idx)] * block_bytes;
+                    const uint8_t* block =
+                        storage.data() + order[static_cast<size_t>(sequence * blocks_per_sequence + idx)] * block_bytes;
                     keys[static_cast<size_t>(idx)] = block + kv_head * slice_bytes;
                     values[static_cast<size_t>(idx)] = block + kBlock * row_bytes + kv_head * slice_bytes;
                 }

@@ -75,8 +75,8 @@ void apply_tokenizer_config(const json& tokenizer_config, const json& added_toke
 Status apply_spm_added_tokens(const fs::path& dir, const json& tokenizer_config, GgufVocab* vocab) {
     auto add = [&](uint64_t id, std::string text, bool special) {
         if (id >= vocab->tokens.size()) {
-            log_warn("{}: added token '{}' has id {}, beyond the vocabulary of {}; ignored", dir.string(), printable(text), id,
-                     vocab->tokens.size());
+            log_warn("{}: added token '{}' has id {}, beyond the vocabulary of {}; ignored", dir.string(),
+                     printable(text), id, vocab->tokens.size());
             return;
         }
         if (vocab->token_types[id] != static_cast<int32_t>(TokenType::kUnused)) return;

@@ -115,7 +115,9 @@ private:
     Status parse_metadata_entry() {
         std::string key;
         TERN_RETURN_IF_ERROR(cursor_.read_string(&key, "a metadata key"));
-        if (file_->metadata_index_.count(key) != 0) return cursor_.error(fmt::format("duplicate metadata key '{}'", printable(key)));
+        if (file_->metadata_index_.count(key) != 0) {
+            return cursor_.error(fmt::format("duplicate metadata key '{}'", printable(key)));
+        }
         uint32_t raw_type = 0;
         TERN_RETURN_IF_ERROR(cursor_.read(&raw_type, "a metadata value type"));
         if (!is_known_value_type(raw_type)) {
@@ -150,7 +152,10 @@ private:
             case GgufType::kBool: {
                 uint8_t raw = 0;
                 TERN_RETURN_IF_ERROR(cursor_.read(&raw, key.c_str()));
-                if (raw > 1) return cursor_.error(fmt::format("metadata '{}': bool value {} is not 0 or 1", printable(key), raw));
+                if (raw > 1) {
+                    return cursor_.error(
+                        fmt::format("metadata '{}': bool value {} is not 0 or 1", printable(key), raw));
+                }
                 value->int_value = raw;
                 return Status::ok();
             }
@@ -169,19 +174,21 @@ private:
 
     Status parse_array(GgufValue* value, int depth, const std::string& key) {
         if (depth >= kMaxArrayNesting) {
-            return cursor_.error(fmt::format("metadata '{}': arrays nested deeper than {}", printable(key), kMaxArrayNesting));
+            return cursor_.error(
+                fmt::format("metadata '{}': arrays nested deeper than {}", printable(key), kMaxArrayNesting));
         }
         uint32_t raw_type = 0;
         TERN_RETURN_IF_ERROR(cursor_.read(&raw_type, "an array element type"));
         if (!is_known_value_type(raw_type)) {
-            return cursor_.error(fmt::format("metadata '{}': array of unknown element type {}", printable(key), raw_type));
+            return cursor_.error(
+                fmt::format("metadata '{}': array of unknown element type {}", printable(key), raw_type));
         }
         value->array_type = static_cast<GgufType>(raw_type);
         uint64_t count = 0;
         TERN_RETURN_IF_ERROR(cursor_.read(&count, "an array length"));
         if (count > cursor_.remaining() / min_encoded_size(value->array_type)) {
-            return cursor_.error(fmt::format("metadata '{}': array length {} cannot fit in the {} bytes left", printable(key),
-                                             count, cursor_.remaining()));
+            return cursor_.error(fmt::format("metadata '{}': array length {} cannot fit in the {} bytes left",
+                                             printable(key), count, cursor_.remaining()));
         }
         value->array.resize(count);
         for (GgufValue& item : value->array) {
@@ -224,7 +231,8 @@ Status GgufParser::parse_tensor_info() {
     uint32_t num_dims = 0;
     TERN_RETURN_IF_ERROR(cursor_.read(&num_dims, "a tensor dimension count"));
     if (num_dims == 0 || num_dims > kMaxDims) {
-        return cursor_.error(fmt::format("tensor '{}' has {} dimensions (1 to {} allowed)", printable(info.name), num_dims, kMaxDims));
+        return cursor_.error(
+            fmt::format("tensor '{}' has {} dimensions (1 to {} allowed)", printable(info.name), num_dims, kMaxDims));
     }
     int64_t num_elements = 1;
     for (uint32_t dim_idx = 0; dim_idx < num_dims; ++dim_idx) {
@@ -232,7 +240,8 @@ Status GgufParser::parse_tensor_info() {
         TERN_RETURN_IF_ERROR(cursor_.read(&dim, "a tensor dimension"));
         if (dim > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ||
             (dim != 0 && num_elements > std::numeric_limits<int64_t>::max() / static_cast<int64_t>(dim))) {
-            return cursor_.error(fmt::format("tensor '{}': the product of its dimensions overflows", printable(info.name)));
+            return cursor_.error(
+                fmt::format("tensor '{}': the product of its dimensions overflows", printable(info.name)));
         }
         info.dims.push_back(static_cast<int64_t>(dim));
         num_elements *= static_cast<int64_t>(dim);
@@ -240,7 +249,9 @@ Status GgufParser::parse_tensor_info() {
     uint32_t raw_type = 0;
     TERN_RETURN_IF_ERROR(cursor_.read(&raw_type, "a tensor type"));
     const std::optional<DTypeTraits> traits = dtype_traits_of(raw_type);
-    if (!traits) return cursor_.error(fmt::format("tensor '{}' has unknown type id {}", printable(info.name), raw_type));
+    if (!traits) {
+        return cursor_.error(fmt::format("tensor '{}' has unknown type id {}", printable(info.name), raw_type));
+    }
     if (info.dims[0] % traits->block_size != 0) {
         return cursor_.error(fmt::format("tensor '{}': row length {} is not a multiple of the {} block size {}",
                                          printable(info.name), info.dims[0], traits->name, traits->block_size));

@@ -110,8 +110,8 @@ private:
         if (!entry.is_object()) return error(fmt::format("__metadata__ must be an object, found {}", json_kind(entry)));
         for (const auto& [key, value] : entry.items()) {
             if (!value.is_string()) {
-                return error(
-                    fmt::format("__metadata__ value of '{}' must be a string, found {}", printable(key), json_kind(value)));
+                return error(fmt::format("__metadata__ value of '{}' must be a string, found {}", printable(key),
+                                         json_kind(value)));
             }
             file_->metadata_.emplace(key, value.get<std::string>());
         }
@@ -122,7 +122,8 @@ private:
         const std::string& name = tensor->name;
         if (name.empty()) return error("a tensor has an empty name");
         if (!entry.is_object()) {
-            return error(fmt::format("tensor '{}': its entry must be an object, found {}", printable(name), json_kind(entry)));
+            return error(
+                fmt::format("tensor '{}': its entry must be an object, found {}", printable(name), json_kind(entry)));
         }
         int64_t element_bytes = 0;
         TERN_RETURN_IF_ERROR(parse_dtype(entry, tensor, &element_bytes));
@@ -134,10 +135,10 @@ private:
         const uint64_t expected_bytes = static_cast<uint64_t>(tensor->num_elements * element_bytes);
         TERN_RETURN_IF_ERROR(parse_offsets(entry, tensor));
         if (tensor->end - tensor->begin != expected_bytes) {
-            return error(fmt::format("tensor '{}': data_offsets [{}, {}) hold {} bytes, but dtype {} and shape {} "
-                                     "need {}", printable(name), tensor->begin, tensor->end, tensor->end - tensor->begin,
-                                     printable(entry["dtype"].get<std::string>()), format_shape(tensor->shape),
-                                     expected_bytes));
+            return error(
+                fmt::format("tensor '{}': data_offsets [{}, {}) hold {} bytes, but dtype {} and shape {} need {}",
+                            printable(name), tensor->begin, tensor->end, tensor->end - tensor->begin,
+                            printable(entry["dtype"].get<std::string>()), format_shape(tensor->shape), expected_bytes));
         }
         tensor->data = bytes_ + data_offset_ + tensor->begin;
         return Status::ok();
@@ -171,13 +172,14 @@ private:
         for (const nlohmann::json& dim_json : *found) {
             if (!dim_json.is_number_unsigned()) {
                 const bool negative = dim_json.is_number_integer();
-                return error(fmt::format("tensor '{}': shape dimension {} is {}", printable(tensor->name), dim_json.dump(),
-                                         negative ? "negative" : "not a non-negative integer"));
+                return error(fmt::format("tensor '{}': shape dimension {} is {}", printable(tensor->name),
+                                         dim_json.dump(), negative ? "negative" : "not a non-negative integer"));
             }
             const uint64_t dim = dim_json.get<uint64_t>();
             if (dim > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ||
                 (dim != 0 && num_elements > std::numeric_limits<int64_t>::max() / static_cast<int64_t>(dim))) {
-                return error(fmt::format("tensor '{}': the element count of its shape overflows", printable(tensor->name)));
+                return error(
+                    fmt::format("tensor '{}': the element count of its shape overflows", printable(tensor->name)));
             }
             tensor->shape.push_back(static_cast<int64_t>(dim));
             num_elements *= static_cast<int64_t>(dim);
@@ -197,13 +199,14 @@ private:
         tensor->end = (*found)[1].get<uint64_t>();
         const uint64_t data_size = size_ - data_offset_;
         if (tensor->begin > tensor->end) {
-            return error(fmt::format("tensor '{}': data_offsets [{}, {}) end before they begin", printable(tensor->name),
-                                     tensor->begin, tensor->end));
+            return error(fmt::format("tensor '{}': data_offsets [{}, {}) end before they begin",
+                                     printable(tensor->name), tensor->begin, tensor->end));
         }
         if (tensor->end > data_size) {
-            return error(fmt::format("tensor '{}': data_offsets [{}, {}) lie outside the {}-byte data section; the "
-                                     "file is truncated or corrupt", printable(tensor->name), tensor->begin, tensor->end,
-                                     data_size));
+            return error(
+                fmt::format("tensor '{}': data_offsets [{}, {}) lie outside the {}-byte data section; the file "
+                            "is truncated or corrupt",
+                            printable(tensor->name), tensor->begin, tensor->end, data_size));
         }
         return Status::ok();
     }

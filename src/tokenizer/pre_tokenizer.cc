@@ -169,8 +169,8 @@ std::string supported_pre_tokenizers() {
 Result<PreTokenizer> PreTokenizer::create(std::string_view name) {
     const PreTokenizerInfo* info = find_pre_tokenizer(name);
     if (info == nullptr) {
-        return invalid_argument(fmt::format("unknown pre-tokenizer '{}' (tokenizer.ggml.pre); supported: {}", printable(name),
-                                            supported_pre_tokenizers()));
+        return invalid_argument(fmt::format("unknown pre-tokenizer '{}' (tokenizer.ggml.pre); supported: {}",
+                                            printable(name), supported_pre_tokenizers()));
     }
     std::vector<Regex> regexes;
     for (const std::string& pattern : regex_list(info->regex_set)) {

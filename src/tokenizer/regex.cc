@@ -35,8 +35,8 @@ Result<Regex> Regex::compile(std::string_view pattern) {
     pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(), options,
                                      &error_code, &error_offset, nullptr);
     if (code == nullptr) {
-        return invalid_argument(fmt::format("cannot compile pre-tokenizer regex '{}' at offset {}: {}", printable(pattern),
-                                            error_offset, pcre2_message(error_code)));
+        return invalid_argument(fmt::format("cannot compile pre-tokenizer regex '{}' at offset {}: {}",
+                                            printable(pattern), error_offset, pcre2_message(error_code)));
     }
     // JIT is only a speed-up; the interpreter gives the same matches when it is unavailable.
     pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);

@@ -86,8 +86,8 @@ Status TokenTable::fill_tokens(VocabData& data) {
         const auto id = static_cast<int32_t>(i);
         const int32_t existing = index_.insert(texts_, id);
         if (existing != id) {
-            return invalid_argument(fmt::format("duplicate token '{}' with ids {} and {}", printable(texts_[i]), existing,
-                                                i));
+            return invalid_argument(
+                fmt::format("duplicate token '{}' with ids {} and {}", printable(texts_[i]), existing, i));
         }
         attrs_.push_back(data.token_types.empty() ? kAttrNormal : attr_of(data.token_types[i]));
     }

@@ -41,7 +41,9 @@ TEST(AttentionSplit, CausalPrefillPartsReadAsManyKeys) {
         const std::vector<int64_t> costs = part_costs(split, positions, 4);
         const int64_t total = std::accumulate(costs.begin(), costs.end(), int64_t{0});
         // Within one unit (a run of two tokens near the end: about 4100 keys) of an even share.
-        for (int64_t cost : costs) EXPECT_NEAR(static_cast<double>(cost), static_cast<double>(total) / num_parts, 4200.0);
+        for (int64_t cost : costs) {
+            EXPECT_NEAR(static_cast<double>(cost), static_cast<double>(total) / num_parts, 4200.0);
+        }
     }
     // An even split by count would give the first of two threads a quarter of the keys.
     split.build(positions, slots, 4, 2);

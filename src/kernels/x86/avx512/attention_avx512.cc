@@ -386,8 +386,12 @@ void attention_queries(const AttentionQueries& queries, const PagedKv& kv, int64
         const int64_t num_keys = queries.first_num_keys + query;
         with_head_chunks(head_dim, [&](auto chunks) {
             switch (kv.type) {
-                case KvType::kF32: attend_pair<KvType::kF32, chunks>(queries, q, out, kv, num_keys, head_dim, scale); break;
-                case KvType::kF16: attend_pair<KvType::kF16, chunks>(queries, q, out, kv, num_keys, head_dim, scale); break;
+                case KvType::kF32:
+                    attend_pair<KvType::kF32, chunks>(queries, q, out, kv, num_keys, head_dim, scale);
+                    break;
+                case KvType::kF16:
+                    attend_pair<KvType::kF16, chunks>(queries, q, out, kv, num_keys, head_dim, scale);
+                    break;
                 case KvType::kQ8_0:
                     attend_pair<KvType::kQ8_0, chunks>(queries, q, out, kv, num_keys, head_dim, scale);
                     break;
