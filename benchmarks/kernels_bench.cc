@@ -131,8 +131,9 @@ void bench_attention(benchmark::State& state, Isa isa, int64_t num_queries, KvTy
 }
 
 // Decode attention as a long-context batched step meets it: many (sequence, KV head) units of 1024 cached positions
-// each, 64 MiB of f16 cache in all, far beyond L2 and L3, laid out as the model's cache is (4 KV heads a row, blocks
-// of 16 positions scattered): each unit's keys and values come from memory.
+// each, 64 MiB of f16 cache in all, far beyond L2 and L3, laid out as the model's cache is (blocks of 16 positions
+// scattered; in a block, K then V, each KV head's 16 positions together): each unit's keys and values come from
+// memory.
 void bench_attention_from_memory(benchmark::State& state, Isa isa) {
     const KernelTable* table = kernel_table(isa);
     if (table == nullptr) {
@@ -140,9 +141,9 @@ void bench_attention_from_memory(benchmark::State& state, Isa isa) {
         return;
     }
     constexpr int64_t kHeads = 8, kHeadDim = 64, kKeys = 1024, kKvHeads = 4, kSequences = 64, kBlock = 16;
-    const int64_t slice_bytes = kv_row_bytes(KvType::kF16, kHeadDim), row_bytes = kKvHeads * slice_bytes;
+    const int64_t slice_bytes = kv_row_bytes(KvType::kF16, kHeadDim), head_run_bytes = kBlock * slice_bytes;
     const int64_t blocks_per_sequence = kKeys / kBlock, num_blocks = kSequences * blocks_per_sequence;
-    const int64_t block_bytes = 2 * kBlock * row_bytes;  // one layer's K rows, then its V rows
+    const int64_t block_bytes = 2 * kKvHeads * head_run_bytes;  // one layer's K runs, then its V runs
     const std::vector<uint8_t> storage = kv_rows(random_values(num_blocks * block_bytes / 2), KvType::kF16);
     std::vector<int64_t> order(static_cast<size_t>(num_blocks));
     for (int64_t idx = 0; idx < num_blocks; ++idx) order[static_cast<size_t>(idx)] = idx * 7919 % num_blocks;
@@ -155,10 +156,10 @@ void bench_attention_from_memory(benchmark::State& state, Isa isa) {
                 for (int64_t idx = 0; idx < blocks_per_sequence; ++idx) {
                     const uint8_t* block =
                         storage.data() + order[static_cast<size_t>(sequence * blocks_per_sequence + idx)] * block_bytes;
-                    keys[static_cast<size_t>(idx)] = block + kv_head * slice_bytes;
-                    values[static_cast<size_t>(idx)] = block + kBlock * row_bytes + kv_head * slice_bytes;
+                    keys[static_cast<size_t>(idx)] = block + kv_head * head_run_bytes;
+                    values[static_cast<size_t>(idx)] = block + (kKvHeads + kv_head) * head_run_bytes;
                 }
-                const PagedKv kv{keys.data(), values.data(), kBlock, row_bytes, KvType::kF16};
+                const PagedKv kv{keys.data(), values.data(), kBlock, slice_bytes, KvType::kF16};
                 table->attention_group(q.data(), kHeadDim, kHeads, kv, kKeys, kHeadDim, 0.125f, out.data(), kHeadDim,
                                        scratch.data());
             }
