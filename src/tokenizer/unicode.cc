@@ -122,33 +122,5 @@ std::string byte_encode(std::string_view text) {
     return out;
 }
 
-Utf8Step next_utf8_sequence(std::string_view text) {
-    const auto* bytes = reinterpret_cast<const uint8_t*>(text.data());
-    const uint8_t lead = bytes[0];
-    if (lead < 0x80) return {Utf8Status::kValid, 1};
-    size_t length = 0;
-    uint8_t second_min = 0x80;
-    uint8_t second_max = 0xBF;
-    if (lead >= 0xC2 && lead <= 0xDF) {
-        length = 2;
-    } else if (lead >= 0xE0 && lead <= 0xEF) {
-        length = 3;
-        if (lead == 0xE0) second_min = 0xA0;  // overlong
-        if (lead == 0xED) second_max = 0x9F;  // surrogates
-    } else if (lead >= 0xF0 && lead <= 0xF4) {
-        length = 4;
-        if (lead == 0xF0) second_min = 0x90;  // overlong
-        if (lead == 0xF4) second_max = 0x8F;  // above U+10FFFF
-    } else {
-        return {Utf8Status::kInvalid, 1};
-    }
-    for (size_t i = 1; i < length; ++i) {
-        if (i >= text.size()) return {Utf8Status::kIncomplete, i};
-        const uint8_t byte = bytes[i];
-        const bool ok = i == 1 ? (byte >= second_min && byte <= second_max) : is_continuation(byte);
-        if (!ok) return {Utf8Status::kInvalid, i};
-    }
-    return {Utf8Status::kValid, length};
-}
 
 }  // namespace tern::unicode

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/utf8.h"
+
 namespace tern::unicode {
 
 inline constexpr uint32_t kReplacementChar = 0xFFFD;
@@ -34,14 +36,9 @@ std::optional<uint8_t> unicode_to_byte(uint32_t cpt);
 // Replaces every byte of `text` with its GPT-2 stand-in.
 std::string byte_encode(std::string_view text);
 
-// One step of strict UTF-8 validation at the start of `bytes` (which must not be empty).
-enum class Utf8Status { kValid, kInvalid, kIncomplete };
-struct Utf8Step {
-    Utf8Status status = Utf8Status::kInvalid;
-    // kValid: the sequence length. kInvalid: how many bytes one U+FFFD replaces (the maximal subpart, at least 1).
-    // kIncomplete: the bytes present, a valid start of a sequence that the input ends inside.
-    size_t length = 1;
-};
-Utf8Step next_utf8_sequence(std::string_view bytes);
+// Strict validation lives in base (error messages use it too).
+using tern::next_utf8_sequence;
+using tern::Utf8Status;
+using tern::Utf8Step;
 
 }  // namespace tern::unicode

@@ -16,6 +16,7 @@ TEST(Printable, ControlBytesBackslashesAndInvalidUtf8AreEscaped) {
     EXPECT_EQ(printable("\xed\xa0\x80"), "\\xed\\xa0\\x80");       // a UTF-16 surrogate is not UTF-8
     EXPECT_EQ(printable("\xc0\xaf"), "\\xc0\\xaf");                // overlong
     EXPECT_EQ(printable("\xe2\x96"), "\\xe2\\x96");                // a sequence cut short
+    EXPECT_EQ(printable("\xf8\x80\x80"), "\\xf8\\x80\\x80");        // no lead byte past 0xF4
 }
 
 TEST(Printable, LongTextIsCutWithAnEllipsis) {

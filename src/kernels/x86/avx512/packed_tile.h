@@ -53,7 +53,7 @@ inline void store_tile(const PackedWeights& weights, float* y, int64_t y_stride,
 }
 
 // Token tiles of at most max_tile tokens, balanced: 16 tokens run as 5 + 5 + 6 with max_tile 6, not 6 + 6 + 4.
-// Tile tile_idx covers tokens [token_tile_begin(tile_idx), token_tile_begin(tile_idx + 1)).
+// Tile tile_idx covers tokens [begin(tile_idx), begin(tile_idx) + size(tile_idx)).
 struct TokenTiles {
     int64_t num_tokens;
     int64_t num_tiles;
