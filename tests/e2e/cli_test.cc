@@ -107,6 +107,15 @@ TEST(Cli, BenchModelAtDepth) {
     const testing::CommandResult too_deep = testing::run_tern("bench model -m " + kStories + " -p 8 -n 4 -r 1 -d 600");
     EXPECT_EQ(too_deep.exit_code, 1);
     EXPECT_NE(too_deep.err.find("the depth must be in [0, 504]"), std::string::npos) << too_deep.err;
+    const testing::CommandResult bad_type =
+        testing::run_tern("bench model -m " + kStories + " -p 8 -n 4 -r 1 --kv-cache-type q9");
+    EXPECT_EQ(bad_type.exit_code, 1);
+    EXPECT_NE(bad_type.err.find("unknown KV cache type 'q9'; use f16, q8_0 or f32"), std::string::npos) << bad_type.err;
+    const testing::CommandResult q8_heads =
+        testing::run_tern("bench model -m " + kStories + " -p 8 -n 4 -r 1 --kv-cache-type q8_0");
+    EXPECT_EQ(q8_heads.exit_code, 1);
+    EXPECT_NE(q8_heads.err.find("a q8_0 KV cache needs a head size that is a multiple of 32"), std::string::npos)
+        << q8_heads.err;
 }
 
 // The compute probes exist only in the AVX-512 table: with another one forced, the command says so and fails.
