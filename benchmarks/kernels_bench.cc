@@ -12,6 +12,7 @@
 
 #include "base/fp16.h"
 #include "kernels/kernels.h"
+#include "model/kv_cache.h"
 #include "quant/quantize.h"
 
 namespace tern::kernels {
@@ -131,22 +132,41 @@ void bench_attention(benchmark::State& state, Isa isa, int64_t num_queries, KvTy
 }
 
 // Decode attention as a long-context batched step meets it: many (sequence, KV head) units of 1024 cached positions
-// each, 64 MiB of f16 cache in all, far beyond L2 and L3, laid out as the model's cache is (blocks of 16 positions
-// scattered; in a block, K then V, each KV head's 16 positions together): each unit's keys and values come from
-// memory.
-void bench_attention_from_memory(benchmark::State& state, Isa isa) {
+// each, 64 MiB of f16 cache in all, far beyond L2 and L3, in the model's own paged cache (model/kv_cache.h). Each
+// sequence's 64 blocks are either consecutive ids, as a prompt's blocks are allocated together, or scattered over
+// the pool, as blocks taken one at a time by many decoding sequences are; either way each unit's keys and values
+// come from memory.
+void bench_attention_from_memory(benchmark::State& state, Isa isa, bool consecutive_blocks) {
     const KernelTable* table = kernel_table(isa);
     if (table == nullptr) {
         state.SkipWithError("ISA not supported on this CPU");
         return;
     }
     constexpr int64_t kHeads = 8, kHeadDim = 64, kKeys = 1024, kKvHeads = 4, kSequences = 64, kBlock = 16;
-    const int64_t slice_bytes = kv_row_bytes(KvType::kF16, kHeadDim), head_run_bytes = kBlock * slice_bytes;
+    HParams hparams;
+    hparams.num_layers = 1;
+    hparams.num_heads = kHeads * kKvHeads;
+    hparams.num_kv_heads = kKvHeads;
+    hparams.head_dim = kHeadDim;
     const int64_t blocks_per_sequence = kKeys / kBlock, num_blocks = kSequences * blocks_per_sequence;
-    const int64_t block_bytes = 2 * kKvHeads * head_run_bytes;  // one layer's K runs, then its V runs
-    const std::vector<uint8_t> storage = kv_rows(random_values(num_blocks * block_bytes / 2), KvType::kF16);
+    const std::unique_ptr<KvCache> cache = KvCache::create_paged(hparams, num_blocks, kBlock, KvType::kF16).value();
+    std::vector<uint16_t> row(kHeadDim);
+    std::mt19937 generator(7);
+    std::normal_distribution<float> normal;
+    for (int64_t block = 0; block < num_blocks; ++block) {
+        for (int64_t kv_head = 0; kv_head < kKvHeads; ++kv_head) {
+            for (int64_t position = 0; position < kBlock; ++position) {
+                for (uint16_t& value : row) value = fp32_to_fp16(normal(generator));
+                std::memcpy(cache->key_slice(0, block, kv_head, position), row.data(), 2 * kHeadDim);
+                for (uint16_t& value : row) value = fp32_to_fp16(normal(generator));
+                std::memcpy(cache->value_slice(0, block, kv_head, position), row.data(), 2 * kHeadDim);
+            }
+        }
+    }
     std::vector<int64_t> order(static_cast<size_t>(num_blocks));
-    for (int64_t idx = 0; idx < num_blocks; ++idx) order[static_cast<size_t>(idx)] = idx * 7919 % num_blocks;
+    for (int64_t idx = 0; idx < num_blocks; ++idx) {
+        order[static_cast<size_t>(idx)] = consecutive_blocks ? idx : idx * 7919 % num_blocks;
+    }
     const std::vector<float> q = random_values(kHeads * kHeadDim);
     std::vector<float> out(static_cast<size_t>(kHeads * kHeadDim)), scratch(static_cast<size_t>(kKeys + 2 * kHeadDim));
     std::vector<const uint8_t*> keys(static_cast<size_t>(blocks_per_sequence)), values(keys.size());
@@ -154,12 +174,11 @@ void bench_attention_from_memory(benchmark::State& state, Isa isa) {
         for (int64_t sequence = 0; sequence < kSequences; ++sequence) {
             for (int64_t kv_head = 0; kv_head < kKvHeads; ++kv_head) {
                 for (int64_t idx = 0; idx < blocks_per_sequence; ++idx) {
-                    const uint8_t* block =
-                        storage.data() + order[static_cast<size_t>(sequence * blocks_per_sequence + idx)] * block_bytes;
-                    keys[static_cast<size_t>(idx)] = block + kv_head * head_run_bytes;
-                    values[static_cast<size_t>(idx)] = block + (kKvHeads + kv_head) * head_run_bytes;
+                    const int64_t block = order[static_cast<size_t>(sequence * blocks_per_sequence + idx)];
+                    keys[static_cast<size_t>(idx)] = cache->key_slice(0, block, kv_head, 0);
+                    values[static_cast<size_t>(idx)] = cache->value_slice(0, block, kv_head, 0);
                 }
-                const PagedKv kv{keys.data(), values.data(), kBlock, slice_bytes, KvType::kF16};
+                const PagedKv kv{keys.data(), values.data(), kBlock, cache->slice_bytes(), KvType::kF16};
                 table->attention_group(q.data(), kHeadDim, kHeads, kv, kKeys, kHeadDim, 0.125f, out.data(), kHeadDim,
                                        scratch.data());
             }
@@ -169,8 +188,8 @@ void bench_attention_from_memory(benchmark::State& state, Isa isa) {
     const double units = static_cast<double>(kSequences * kKvHeads * state.iterations());
     state.counters["GFLOP/s"] = benchmark::Counter(4.0 * kHeads * kHeadDim * kKeys * units, benchmark::Counter::kIsRate,
                                                    benchmark::Counter::kIs1000);
-    state.counters["GB/s"] = benchmark::Counter(2.0 * kKeys * slice_bytes * units, benchmark::Counter::kIsRate,
-                                                benchmark::Counter::kIs1000);
+    state.counters["GB/s"] = benchmark::Counter(2.0 * kKeys * cache->slice_bytes() * units,
+                                                benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
 
 void register_all() {
@@ -197,8 +216,12 @@ void register_all() {
                 }
             }
         }
-        benchmark::RegisterBenchmark((std::string("attention/") + isa_name(isa) + "/8x64x1024/from_memory").c_str(),
-                                     bench_attention_from_memory, isa)->Unit(benchmark::kMillisecond);
+        for (bool consecutive : {true, false}) {
+            const std::string name = std::string("attention/") + isa_name(isa) + "/8x64x1024/from_memory/" +
+                                     (consecutive ? "consecutive_blocks" : "scattered_blocks");
+            benchmark::RegisterBenchmark(name.c_str(), bench_attention_from_memory, isa, consecutive)
+                ->Unit(benchmark::kMillisecond);
+        }
         for (KvType kv_type : {KvType::kF32, KvType::kF16, KvType::kQ8_0}) {
             const std::string suffix =
                 kv_type == KvType::kF32 ? "" : kv_type == KvType::kF16 ? "/kv:f16" : "/kv:q8_0";

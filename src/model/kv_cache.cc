@@ -50,6 +50,7 @@ KvCache::KvCache(const HParams& hparams, int64_t num_blocks, int64_t block_size,
     : type_(type),
       block_size_(block_size),
       num_blocks_(num_blocks),
+      num_layers_(hparams.num_layers),
       num_kv_heads_(hparams.num_kv_heads),
       slice_bytes_(kernels::kv_row_bytes(type, hparams.head_dim)),
       block_bytes_(bytes_per_block(hparams, block_size, type)),
@@ -68,8 +69,15 @@ KvCache::KvCache(const HParams& hparams, int64_t num_slots, int64_t max_tokens, 
 void KvCache::copy_block(int64_t from, int64_t to) {
     TERN_CHECK(from >= 0 && from < num_blocks_ && to >= 0 && to < num_blocks_) << "block out of range";
     if (from == to) return;
-    std::memcpy(storage_.get() + to * block_bytes_, storage_.get() + from * block_bytes_,
-                static_cast<size_t>(block_bytes_));
+    for (int64_t layer_idx = 0; layer_idx < num_layers_; ++layer_idx) {
+        for (int64_t kv_head = 0; kv_head < num_kv_heads_; ++kv_head) {
+            for (int64_t which = 0; which < 2; ++which) {
+                std::memcpy(slice_address(layer_idx, to, kv_head, 0, which),
+                            slice_address(layer_idx, from, kv_head, 0, which),
+                            static_cast<size_t>(block_size_ * slice_bytes_));
+            }
+        }
+    }
 }
 
 }  // namespace tern
