@@ -1,5 +1,6 @@
 #include "kv/block_pool.h"
 
+#include <algorithm>
 #include <string>
 
 #include "base/check.h"
@@ -40,6 +41,9 @@ std::optional<std::vector<BlockId>> BlockPool::allocate(int count) {
         block_ids.push_back(block_id);
     }
     stats_.num_allocated_blocks += count;
+    // Which blocks go is the queue's (LRU) choice; in what order they fill positions is free, and ascending ids
+    // put a prompt's positions in one stretch of memory (the KV cache stores consecutive ids together).
+    std::sort(block_ids.begin(), block_ids.end());
     return block_ids;
 }
 

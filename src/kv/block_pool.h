@@ -49,8 +49,8 @@ public:
     // Fraction of the usable blocks referenced by some request, in [0, 1].
     double usage() const;
 
-    // Takes `count` blocks from the head of the free queue with reference count 1, evicting their cached hashes.
-    // Returns nullopt, and changes nothing, when fewer than `count` blocks are free.
+    // Takes `count` blocks from the head of the free queue with reference count 1, evicting their cached hashes,
+    // and returns them in ascending id order. Returns nullopt, and changes nothing, when fewer than `count` blocks are free.
     std::optional<std::vector<BlockId>> allocate(int count);
     // Adds a reference to each block (a prefix hit); a free block leaves the free queue. Skips the null block.
     void touch(std::span<const BlockId> block_ids);

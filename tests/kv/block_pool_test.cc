@@ -40,8 +40,21 @@ TEST(BlockPoolTest, AllocatesFromTheHeadAndFreesToTheTail) {
     EXPECT_EQ(pool.free_queue(), (Ids{4, 5, 6, 7, 8, 9, 10, 3, 2, 1}));
     std::optional<Ids> second = pool.allocate(8);
     ASSERT_TRUE(second.has_value());
-    EXPECT_EQ(*second, (Ids{4, 5, 6, 7, 8, 9, 10, 3}));
+    EXPECT_EQ(*second, (Ids{3, 4, 5, 6, 7, 8, 9, 10}));  // the head's 8, in ascending order
+    EXPECT_EQ(pool.free_queue(), (Ids{2, 1}));
     EXPECT_EQ(pool.stats().num_allocated_blocks, 11);
+    EXPECT_TRUE(pool.verify().is_ok()) << pool.verify().message();
+}
+
+// The queue chooses which blocks go (LRU); the pool hands them out in ascending order, so that a prompt whose blocks
+// were freed in reverse by the request before it still gets them in the order the KV cache stores them.
+TEST(BlockPoolTest, HandsOutTheHeadsBlocksInAscendingOrder) {
+    BlockPool pool(9, true);
+    ASSERT_EQ(pool.allocate(4), (std::optional<Ids>(Ids{1, 2, 3, 4})));
+    pool.free(Ids{4, 3, 2, 1});
+    EXPECT_EQ(pool.free_queue(), (Ids{5, 6, 7, 8, 4, 3, 2, 1}));
+    EXPECT_EQ(pool.allocate(6), (std::optional<Ids>(Ids{3, 4, 5, 6, 7, 8})));
+    EXPECT_EQ(pool.free_queue(), (Ids{2, 1}));
     EXPECT_TRUE(pool.verify().is_ok()) << pool.verify().message();
 }
 
@@ -83,7 +96,7 @@ TEST(BlockPoolTest, CachedFreeBlocksAreHitUntilEvicted) {
     EXPECT_EQ(pool.free_queue(), (Ids{3, 2}));
 
     // Allocation takes 3 (never cached), then 2, evicting its hash; block 1 stays cached.
-    EXPECT_EQ(*pool.allocate(2), (Ids{3, 2}));
+    EXPECT_EQ(*pool.allocate(2), (Ids{2, 3}));
     EXPECT_EQ(pool.lookup(222), std::nullopt);
     EXPECT_EQ(pool.block_hash(2), std::nullopt);
     EXPECT_EQ(pool.lookup(111), std::optional<BlockId>(1));

@@ -152,10 +152,11 @@ TEST(KvManagerTest, AllocationFailureLeavesNoTrace) {
     EXPECT_EQ(manager.allocate_slots(1, prompt1, 4, 20), std::nullopt);
     EXPECT_EQ(table(manager, 1), (Ids{4}));
 
-    // 16 tokens fit: the hit blocks leave the queue first, so 5 and 3 are allocated, not 2 and 1.
+    // 16 tokens fit: the hit blocks leave the queue first, so 5 and 3 are allocated (in ascending order), not 2
+    // and 1.
     prompt2.resize(16);
-    EXPECT_EQ(manager.allocate_slots(2, prompt2, 0, 8, hit), std::optional<Ids>(Ids{5, 3}));
-    EXPECT_EQ(table(manager, 2), (Ids{1, 2, 5, 3}));
+    EXPECT_EQ(manager.allocate_slots(2, prompt2, 0, 8, hit), std::optional<Ids>(Ids{3, 5}));
+    EXPECT_EQ(table(manager, 2), (Ids{1, 2, 3, 5}));
     EXPECT_EQ(manager.num_free_blocks(), 0);
     EXPECT_DOUBLE_EQ(manager.usage(), 1.0);
     EXPECT_TRUE(manager.verify().is_ok()) << manager.verify().message();
@@ -202,7 +203,7 @@ TEST(KvManagerDeathTest, StalePrefixHitFailsTheCheck) {
     manager.free(0);
     ComputedBlocks hit = manager.get_computed_blocks(prompt);
     ASSERT_EQ(hit.block_ids, (Ids{1}));
-    ASSERT_EQ(manager.allocate_slots(1, token_range(100, 108), 0, 8), std::optional<Ids>(Ids{2, 1}));  // evicts 1
+    ASSERT_EQ(manager.allocate_slots(1, token_range(100, 108), 0, 8), std::optional<Ids>(Ids{1, 2}));  // evicts 1
     EXPECT_DEATH(manager.allocate_slots(2, prompt, 0, 1, hit), "stale prefix hit");
 }
 

@@ -166,7 +166,7 @@ TEST(Scheduler, PreemptsTheLeastImportantAndResumesFromThePrefixCache) {
     plan = h.scheduler.schedule();
     EXPECT_EQ(plan.requests, (Plan{{2, 8, 5}}));
     EXPECT_EQ(h.kv.prefix_cache_stats().num_hit_tokens - hits_before, 8);
-    EXPECT_EQ(h.table(2), (Ids{3, 4, 6, 5}));
+    EXPECT_EQ(h.table(2), (Ids{3, 4, 5, 6}));
     h.run(plan, 200);
     for (int step = 0; step < 2; ++step) h.run(h.scheduler.schedule(), 201 + step);
     EXPECT_FALSE(h.scheduler.has_unfinished_requests());
