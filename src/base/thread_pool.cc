@@ -1,5 +1,7 @@
 #include "base/thread_pool.h"
 
+#include <algorithm>
+
 #include "base/check.h"
 
 #if defined(__x86_64__)
@@ -34,13 +36,20 @@ ThreadPool::~ThreadPool() {
 }
 
 void ThreadPool::run_share(int thread_idx) {
-    const int64_t count = current_count_;
-    const int64_t begin = count * thread_idx / num_threads_;
-    const int64_t end = count * (thread_idx + 1) / num_threads_;
-    if (begin < end) current_trampoline_(current_context_, begin, end, thread_idx);
+    const int64_t count = current_count_, num_chunks = current_num_chunks_;
+    if (num_chunks == 0) {
+        const int64_t begin = count * thread_idx / num_threads_;
+        const int64_t end = count * (thread_idx + 1) / num_threads_;
+        if (begin < end) current_trampoline_(current_context_, begin, end, thread_idx);
+        return;
+    }
+    for (int64_t chunk = next_chunk_.fetch_add(1, std::memory_order_relaxed); chunk < num_chunks;
+         chunk = next_chunk_.fetch_add(1, std::memory_order_relaxed)) {
+        current_trampoline_(current_context_, count * chunk / num_chunks, count * (chunk + 1) / num_chunks, thread_idx);
+    }
 }
 
-void ThreadPool::run(int64_t count, void* context, Trampoline trampoline) {
+void ThreadPool::run(int64_t count, void* context, Trampoline trampoline, bool dynamic) {
     if (count <= 0) return;
     if (num_threads_ == 1 || count == 1) {
         trampoline(context, 0, count, 0);
@@ -50,6 +59,8 @@ void ThreadPool::run(int64_t count, void* context, Trampoline trampoline) {
     current_context_ = context;
     current_trampoline_ = trampoline;
     current_count_ = count;
+    current_num_chunks_ = dynamic ? std::min<int64_t>(count, num_threads_ * kChunksPerThread) : 0;
+    next_chunk_.store(0, std::memory_order_relaxed);
     num_pending_.store(num_threads_ - 1, std::memory_order_relaxed);
     {
         // Taking the mutex orders the bump against a worker that is about to sleep, so no wake-up is lost.

@@ -1,5 +1,6 @@
 // A persistent pool of worker threads for data-parallel loops. Threads are created once; each
-// parallel_for wakes them, splits [0, count) into one contiguous range per thread, and waits.
+// parallel_for wakes them, splits [0, count) into one contiguous range per thread (or, in parallel_for_dynamic,
+// into smaller ranges handed to whichever thread is free), and waits.
 // Workers spin briefly between loops before sleeping, because a decode step issues hundreds of short loops
 // and a futex wake-up per loop would cost more than the work. Not re-entrant: call parallel_for from one
 // thread at a time (the owner, e.g. the model's forward pass).
@@ -29,16 +30,29 @@ public:
     // `fn` is passed by reference, never copied: no allocation per call (the decode loop calls this per matmul).
     template <typename Fn>
     void parallel_for(int64_t count, Fn&& fn) {
-        using FnType = std::remove_reference_t<Fn>;
-        const Trampoline trampoline = [](void* context, int64_t begin, int64_t end, int thread_idx) {
-            (*static_cast<FnType*>(context))(begin, end, thread_idx);
-        };
-        run(count, const_cast<void*>(static_cast<const void*>(&fn)), trampoline);
+        run(count, const_cast<void*>(static_cast<const void*>(&fn)), trampoline_for<Fn>(), /*dynamic=*/false);
+    }
+
+    // As parallel_for, but the ranges (about kChunksPerThread per thread) go to whichever thread asks next, so a
+    // thread slowed by the machine (another tenant, an interrupt) takes fewer. Only for loops whose results do not
+    // depend on which thread runs which range (thread_idx for scratch space only): the model's matmuls.
+    template <typename Fn>
+    void parallel_for_dynamic(int64_t count, Fn&& fn) {
+        run(count, const_cast<void*>(static_cast<const void*>(&fn)), trampoline_for<Fn>(), /*dynamic=*/true);
     }
 
 private:
     using Trampoline = void (*)(void* context, int64_t begin, int64_t end, int thread_idx);
-    void run(int64_t count, void* context, Trampoline trampoline);
+    static constexpr int64_t kChunksPerThread = 8;
+
+    template <typename Fn>
+    static Trampoline trampoline_for() {
+        using FnType = std::remove_reference_t<Fn>;
+        return [](void* context, int64_t begin, int64_t end, int thread_idx) {
+            (*static_cast<FnType*>(context))(begin, end, thread_idx);
+        };
+    }
+    void run(int64_t count, void* context, Trampoline trampoline, bool dynamic);
     void worker_loop(int thread_idx);
     void run_share(int thread_idx);
     bool wait_for_generation(uint64_t seen_generation);
@@ -49,6 +63,8 @@ private:
     void* current_context_ = nullptr;
     Trampoline current_trampoline_ = nullptr;
     int64_t current_count_ = 0;
+    int64_t current_num_chunks_ = 0;  // 0: one contiguous range per thread
+    std::atomic<int64_t> next_chunk_{0};
     std::atomic<uint64_t> generation_{0};
     std::atomic<int> num_pending_{0};
     std::atomic<bool> stopping_{false};

@@ -1,5 +1,7 @@
 #include "kernels/activations.h"
 
+#include <atomic>
+
 #include "base/check.h"
 #include "kernels/kernels.h"
 
@@ -12,6 +14,8 @@ void reserve_activations(const float* x, int64_t num_tokens, int64_t length, int
     out->num_tokens = num_tokens;
     out->length = length;
     out->has_q8 = quantize;
+    static std::atomic<uint64_t> last_generation{0};
+    out->generation = last_generation.fetch_add(1, std::memory_order_relaxed) + 1;
     if (!quantize) return;
     TERN_CHECK(length % kActivationBlock == 0) << "8-bit activations need a multiple of 32 values, got " << length;
     const size_t num_values = static_cast<size_t>(num_tokens * length);
@@ -33,6 +37,9 @@ void quantize_activation_rows(const KernelTable& table, int64_t token_begin, int
 
 const std::vector<int32_t>& q6_k_sub_block_biases(const Activations& activations) {
     thread_local std::vector<int32_t> bias;
+    thread_local uint64_t bias_generation = 0;
+    if (bias_generation == activations.generation) return bias;  // another range of the same input
+    bias_generation = activations.generation;
     const int64_t count = activations.num_tokens * (activations.length / 16);
     if (static_cast<int64_t>(bias.size()) < count) bias.resize(static_cast<size_t>(count));
     for (int64_t run = 0; run < count; ++run) {

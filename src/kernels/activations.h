@@ -24,6 +24,9 @@ struct Activations {
     std::vector<int8_t> q8;
     std::vector<float> scale;
     std::vector<float> sum;
+    // Unique to each reserve_activations call across all Activations, so that what a kernel derives from one input
+    // (reordered scales, Q6_K biases) can be kept per thread and reused by the next range of the same input.
+    uint64_t generation = 0;
 
     int64_t num_blocks() const { return length / kActivationBlock; }
 };

@@ -106,7 +106,7 @@ void Model::matmuls(std::initializer_list<MatmulOutput> outputs, ThreadPool* poo
             << "matmul input not quantized";
         num_units += output.weights->num_work_units();
     }
-    pool->parallel_for(num_units, [&](int64_t begin, int64_t end, int thread_idx) {
+    pool->parallel_for_dynamic(num_units, [&](int64_t begin, int64_t end, int thread_idx) {
         int64_t first_unit = 0;
         for (const MatmulOutput& output : outputs) {
             const PackedWeights& weights = *output.weights;

@@ -51,12 +51,22 @@ inline __m512 load_scales(const uint8_t* block) {
 struct TiledScales {
     std::vector<float> scale;
     std::vector<float> offset_sum;
+    // What they were made from: a thread's next range of the same input (a dynamic loop) reuses them.
+    uint64_t generation = 0;
+    int64_t num_tiles = 0;
+    float offset = 0.0f;
 };
 
-// Each thread reorders the scales for itself (once per call; 2 floats per 32 activations): no thread waits for
+// Each thread reorders the scales for itself (once per input; 2 floats per 32 activations): no thread waits for
 // another.
 const TiledScales& tile_scales(const Activations& activations, const TokenTiles& tiles, float offset) {
     thread_local TiledScales tiled;  // grows to the largest input, then reused
+    if (tiled.generation == activations.generation && tiled.num_tiles == tiles.num_tiles && tiled.offset == offset) {
+        return tiled;
+    }
+    tiled.generation = activations.generation;
+    tiled.num_tiles = tiles.num_tiles;
+    tiled.offset = offset;
     const int64_t num_blocks = activations.num_blocks(), num_scales = activations.num_tokens * num_blocks;
     if (static_cast<int64_t>(tiled.scale.size()) < num_scales) {
         tiled.scale.resize(static_cast<size_t>(num_scales));
