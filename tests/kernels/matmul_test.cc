@@ -150,6 +150,33 @@ TEST_P(MatmulTest, SplitWorkUnitsEqualOneCall) {
     }
 }
 
+// Kernels keep what they derive from an input per thread (kernels/activations.h, generation): an Activations
+// prepared again with another input of the same shape must not get the previous input's.
+TEST_P(MatmulTest, ReusedActivationsTakeTheNewInput) {
+    const Shape shape{64, 256, 16};
+    const TestMatrix matrix = make_matrix(GetParam(), shape, 41);
+    const PackedWeights packed = pack_weights(matrix.view);
+    const std::vector<float> inputs[] = {random_values(shape.num_tokens * shape.row_length, 42),
+                                         random_values(shape.num_tokens * shape.row_length, 43)};
+    std::vector<double> expected[2];
+    for (int idx = 0; idx < 2; ++idx) {  // the scalar reference keeps nothing between calls
+        Activations activations;
+        const std::vector<float> y = run(*kernel_table(Isa::kRef), packed, inputs[idx], shape, &activations);
+        expected[idx].assign(y.begin(), y.end());
+    }
+    for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
+        const KernelTable* table = kernel_table(isa);
+        if (table == nullptr) continue;
+        SCOPED_TRACE(isa_name(isa));
+        Activations reused;
+        for (int round = 0; round < 4; ++round) {
+            const int idx = round % 2;
+            EXPECT_LT(max_relative_error(run(*table, packed, inputs[idx], shape, &reused), expected[idx]), 1e-5)
+                << "round " << round;
+        }
+    }
+}
+
 // Without repacking (ModelOptions::repack false) K-quants take the row-major reference: it agrees with the
 // packed kernels of every ISA.
 TEST(MatmulRowMajor, KQuantsEqualPacked) {
