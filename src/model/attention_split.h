@@ -1,9 +1,9 @@
 // How one forward pass's attention is shared among threads. A work unit is a run of up to kQueriesPerRun
 // consecutive tokens of one sequence (consecutive positions: a prefill chunk's queries share each key tile,
-// kernels::AttentionQueries) times one KV head; unit = run * kv_heads + head. The units are cut into one range per
-// thread so that each reads about as many cached keys: in a causal prefill the later tokens attend to more
-// positions, and an even split by count leaves the threads with the early tokens waiting (2 threads: a quarter and
-// three quarters of the work).
+// kernels::AttentionQueries) times one KV head; unit = run * kv_heads + head. The units are cut into parts that
+// each read about as many cached keys (the model cuts 8 per thread and hands them out as threads come free): in a
+// causal prefill the later tokens attend to more positions, and an even split by count leaves the threads with the
+// early tokens waiting (2 threads: a quarter and three quarters of the work).
 #pragma once
 
 #include <cstddef>
@@ -21,7 +21,7 @@ class AttentionSplit {
 public:
     static constexpr int64_t kQueriesPerRun = 2;
 
-    // Regroups the batch (its tokens' positions and sequences) for `kv_heads` heads and `num_parts` threads; the
+    // Regroups the batch (its tokens' positions and sequences) for `kv_heads` heads into `num_parts` parts; the
     // buffers are reused from one call to the next.
     void build(const std::vector<int32_t>& positions, const std::vector<int32_t>& slots, int64_t kv_heads,
                int num_parts);

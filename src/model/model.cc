@@ -183,7 +183,9 @@ Status Model::forward(const TokenBatch& batch, KvCache* cache, ThreadPool* pool,
                        ws.hidden.data() + token_idx * hp.embedding_dim, hp.embedding_dim);
     }
     ws.fill_rope_tables(hp, batch.positions, weights_.rope_freq_factors);
-    ws.attention_split.build(batch.positions, batch.slots, hp.num_kv_heads, pool->num_threads());
+    // Parts of an eighth of a thread's share, taken by whichever thread is free (parallel_for_dynamic).
+    const int num_attention_parts = pool->num_threads() == 1 ? 1 : 8 * pool->num_threads();
+    ws.attention_split.build(batch.positions, batch.slots, hp.num_kv_heads, num_attention_parts);
     // Each block leaves its output in ws.normed; the next block's opening adds it to ws.hidden.
     for (int64_t layer_idx = 0; layer_idx < hp.num_layers; ++layer_idx) {
         attention_block(layer_idx, batch, cache, pool);
@@ -248,9 +250,10 @@ void Model::attend(int64_t layer_idx, const TokenBatch& batch, KvCache* cache, T
     const int64_t group_size = hp.num_heads / hp.num_kv_heads;
     const float scale = 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
     // One work unit: a run of consecutive query tokens of one sequence x the query heads that share one KV head,
-    // so each key is read once for them all. Each thread takes one part of the cut (model/attention_split.h).
+    // so each key is read once for them all. The threads take the parts of the cut as they come free
+    // (model/attention_split.h).
     const AttentionSplit& split = ws.attention_split;
-    pool->parallel_for(split.num_parts(), [&](int64_t part_begin, int64_t part_end, int thread_idx) {
+    pool->parallel_for_dynamic(split.num_parts(), [&](int64_t part_begin, int64_t part_end, int thread_idx) {
         const uint8_t** key_blocks = ws.thread_block_pointers(thread_idx);
         const uint8_t** value_blocks = key_blocks + ws.block_pointers_size / 2;
         const int64_t begin = split.part_begin(part_begin), end = split.part_begin(part_end);
