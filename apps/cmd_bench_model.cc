@@ -22,6 +22,7 @@ struct BenchModelOptions {
     int64_t depth = 0;
     std::string kv_cache_type = "f16";
     bool measure_bandwidth = false;
+    bool measure_peak = false;
     bool json = false;
 };
 
@@ -62,6 +63,31 @@ void print_table(const nlohmann::json& report) {
                                  report["read_gb_per_s"].get<double>(), report["tg_gb_per_s"].get<double>(),
                                  100.0 * report["tg_bandwidth_fraction"].get<double>());
     }
+    if (report.contains("int8_peak_gops")) {
+        std::cout << fmt::format("int8 peak {:.0f} GOP/s (median, {} threads); matrix work {:.2f} GOP per token\n",
+                                 report["int8_peak_gops"].get<double>(), report["threads"].get<int>(),
+                                 report["matmul_gop_per_token"].get<double>());
+        for (const nlohmann::json& row : report["batched"]) {
+            std::cout << fmt::format("B={}: {:.0f} GOP/s of matrix work = {:.0f}% of the peak\n",
+                                     row["batch"].get<int64_t>(), row["matmul_gops"].get<double>(),
+                                     100.0 * row["peak_fraction"].get<double>());
+        }
+    }
+}
+
+// Batched decode as matrix work against the int8 peak measured now (batched decode is compute-bound; the
+// peak of a shared machine moves, so it is taken in the same run).
+Status add_peak_share(const Model& model, ThreadPool& pool, nlohmann::json* report) {
+    TERN_ASSIGN_OR_RETURN(const ComputePeak peak, measure_compute_peak(pool, 5));
+    const double gop_per_token = static_cast<double>(model.hparams().matmul_ops_per_token()) / 1e9;
+    (*report)["int8_peak_gops"] = peak.int8_gops.median();
+    (*report)["matmul_gop_per_token"] = gop_per_token;
+    for (nlohmann::json& row : (*report)["batched"]) {
+        const double gops = row["tokens_per_s"].get<double>() * gop_per_token;
+        row["matmul_gops"] = gops;
+        row["peak_fraction"] = gops / peak.int8_gops.median();
+    }
+    return Status::ok();
 }
 
 Status run_bench_model(const BenchModelOptions& options) {
@@ -99,6 +125,7 @@ Status run_bench_model(const BenchModelOptions& options) {
         report["tg_gb_per_s"] = decode_gb_per_s;
         report["tg_bandwidth_fraction"] = decode_gb_per_s / bandwidth.read_gb_per_s.median();
     }
+    if (options.measure_peak) TERN_RETURN_IF_ERROR(add_peak_share(*model, pool, &report));
     if (options.json) {
         std::cout << report.dump() << "\n";
     } else {
@@ -163,6 +190,8 @@ void register_bench_model(CLI::App& bench) {
     command->add_option("--kv-cache-type", options->kv_cache_type, "KV element type: f16, q8_0 or f32")
         ->capture_default_str();
     command->add_flag("--membw", options->measure_bandwidth, "Also measure read bandwidth and report decode's share");
+    command->add_flag("--peak", options->measure_peak,
+                      "Also measure the int8 peak and report batched decode's matrix work as a share of it");
     command->add_flag("--json", options->json, "Print one JSON object");
     set_action(command, [options] { return run_bench_model(*options); });
 

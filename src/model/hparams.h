@@ -38,6 +38,12 @@ struct HParams {
     int64_t kv_bytes_per_token(int64_t bytes_per_element) const {
         return 2 * num_layers * kv_dim() * bytes_per_element;
     }
+    // Operations (a multiply-add is 2) of one token's matrix products: q, k, v, o, gate, up and down in every layer,
+    // and the output matrix. Attention over the cache, which grows with the context, is not counted.
+    int64_t matmul_ops_per_token() const {
+        const int64_t per_layer = embedding_dim * (2 * q_dim() + 2 * kv_dim() + 3 * ffn_dim);
+        return 2 * (num_layers * per_layer + embedding_dim * vocab_size);
+    }
 };
 
 Result<HParams> hparams_from_gguf(const GgufFile& file);

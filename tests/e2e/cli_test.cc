@@ -91,6 +91,25 @@ TEST(Cli, BadValuesGiveOneErrorLine) {
 }
 
 // -d runs each test after that many cached positions (llama-bench's depth), reported in the JSON with the KV type.
+// --peak: batched decode's matrix work (q, k, v, o, gate, up, down per layer and the output; stories260K: 64 wide,
+// 5 layers, 8 / 4 heads of 8, FFN 172, vocab 512) against the int8 peak measured in the same run.
+TEST(Cli, BenchModelPeakShare) {
+    const testing::CommandResult result = testing::run_tern("bench model -m " + kStories + " -p 0 -n 4 -r 1 -b 2 --peak --json");
+    if (result.exit_code != 0 && result.err.find("no peak probes") != std::string::npos) {
+        GTEST_SKIP() << "no AVX-512 peak probes on this CPU";
+    }
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const nlohmann::json report = nlohmann::json::parse(result.out);
+    const int64_t per_layer = 64 * (2 * 64 + 2 * 32 + 3 * 172);
+    EXPECT_DOUBLE_EQ(report["matmul_gop_per_token"].get<double>(), 2.0 * (5 * per_layer + 64 * 512) / 1e9);
+    const double peak = report["int8_peak_gops"].get<double>();
+    EXPECT_GT(peak, 0.0);
+    const nlohmann::json& row = report["batched"][0];
+    EXPECT_DOUBLE_EQ(row["matmul_gops"].get<double>(),
+                     row["tokens_per_s"].get<double>() * report["matmul_gop_per_token"].get<double>());
+    EXPECT_DOUBLE_EQ(row["peak_fraction"].get<double>(), row["matmul_gops"].get<double>() / peak);
+}
+
 TEST(Cli, BenchModelAtDepth) {
     const testing::CommandResult result =
         testing::run_tern("bench model -m " + kStories + " -p 8 -n 4 -r 1 -b 2 -d 20 -t 1 --json");
