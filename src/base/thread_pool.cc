@@ -59,7 +59,7 @@ void ThreadPool::run(int64_t count, void* context, Trampoline trampoline, bool d
     current_context_ = context;
     current_trampoline_ = trampoline;
     current_count_ = count;
-    current_num_chunks_ = dynamic ? std::min<int64_t>(count, num_threads_ * kChunksPerThread) : 0;
+    current_num_chunks_ = dynamic ? std::min(count, num_dynamic_ranges()) : 0;
     next_chunk_.store(0, std::memory_order_relaxed);
     num_pending_.store(num_threads_ - 1, std::memory_order_relaxed);
     {

@@ -25,6 +25,9 @@ public:
     ThreadPool& operator=(const ThreadPool&) = delete;
 
     int num_threads() const { return num_threads_; }
+    // How many ranges parallel_for_dynamic cuts a loop of at least that many units into: a loop that prepares its
+    // own units (balanced by cost) makes this many.
+    int64_t num_dynamic_ranges() const { return num_threads_ == 1 ? 1 : num_threads_ * kChunksPerThread; }
 
     // Calls fn(begin, end, thread_idx) over a balanced split of [0, count); returns when all ranges are done.
     // `fn` is passed by reference, never copied: no allocation per call (the decode loop calls this per matmul).
@@ -33,9 +36,10 @@ public:
         run(count, const_cast<void*>(static_cast<const void*>(&fn)), trampoline_for<Fn>(), /*dynamic=*/false);
     }
 
-    // As parallel_for, but the ranges (about kChunksPerThread per thread) go to whichever thread asks next, so a
-    // thread slowed by the machine (another tenant, an interrupt) takes fewer. Only for loops whose results do not
-    // depend on which thread runs which range (thread_idx for scratch space only): the model's matmuls.
+    // As parallel_for, but [0, count) is cut into up to num_dynamic_ranges() ranges that go to whichever thread
+    // asks next, so a thread slowed by the machine (another tenant, an interrupt) takes fewer. Only for loops whose
+    // results do not depend on which thread runs which range (thread_idx for scratch space only): the model's
+    // matmuls and attention parts.
     template <typename Fn>
     void parallel_for_dynamic(int64_t count, Fn&& fn) {
         run(count, const_cast<void*>(static_cast<const void*>(&fn)), trampoline_for<Fn>(), /*dynamic=*/true);

@@ -183,9 +183,9 @@ Status Model::forward(const TokenBatch& batch, KvCache* cache, ThreadPool* pool,
                        ws.hidden.data() + token_idx * hp.embedding_dim, hp.embedding_dim);
     }
     ws.fill_rope_tables(hp, batch.positions, weights_.rope_freq_factors);
-    // Parts of an eighth of a thread's share, taken by whichever thread is free (parallel_for_dynamic).
-    const int num_attention_parts = pool->num_threads() == 1 ? 1 : 8 * pool->num_threads();
-    ws.attention_split.build(batch.positions, batch.slots, hp.num_kv_heads, num_attention_parts);
+    // As many parts as parallel_for_dynamic hands out, each taken by whichever thread is free.
+    ws.attention_split.build(batch.positions, batch.slots, hp.num_kv_heads,
+                             static_cast<int>(pool->num_dynamic_ranges()));
     // Each block leaves its output in ws.normed; the next block's opening adds it to ws.hidden.
     for (int64_t layer_idx = 0; layer_idx < hp.num_layers; ++layer_idx) {
         attention_block(layer_idx, batch, cache, pool);
