@@ -141,9 +141,12 @@ TEST(Cli, BenchModelAtDepth) {
 TEST(Cli, BenchComputeWithoutProbesSaysWhich) {
     ::setenv("TERN_ISA", "ref", 1);
     const testing::CommandResult result = testing::run_tern("bench compute -t 1");
+    const testing::CommandResult peak = testing::run_tern("bench model -m " + kStories + " -p 0 -n 2 -r 1 -b 2 --peak");
     ::unsetenv("TERN_ISA");
     EXPECT_EQ(result.exit_code, 1);
     EXPECT_NE(result.err.find("the ref kernels have no peak probes"), std::string::npos) << result.err;
+    EXPECT_EQ(peak.exit_code, 1);  // bench model --peak measures the same peak
+    EXPECT_NE(peak.err.find("the ref kernels have no peak probes"), std::string::npos) << peak.err;
 }
 
 }  // namespace
