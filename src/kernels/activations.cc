@@ -23,6 +23,7 @@ void reserve_activations(const float* x, int64_t num_tokens, int64_t length, int
     if (out->q8.size() < num_values) out->q8.resize(num_values);
     if (out->scale.size() < num_blocks) out->scale.resize(num_blocks);
     if (out->sum.size() < num_blocks) out->sum.resize(num_blocks);
+    if (out->block_sum.size() < num_blocks) out->block_sum.resize(num_blocks);
 }
 
 void quantize_activation_rows(const KernelTable& table, int64_t token_begin, int64_t token_end, Activations* out) {
@@ -31,7 +32,7 @@ void quantize_activation_rows(const KernelTable& table, int64_t token_begin, int
         const int64_t block_offset = token_idx * out->num_blocks();
         table.quantize_activations(out->f32 + token_idx * out->f32_stride, out->length,
                                    out->q8.data() + token_idx * out->length, out->scale.data() + block_offset,
-                                   out->sum.data() + block_offset);
+                                   out->sum.data() + block_offset, out->block_sum.data() + block_offset);
     }
 }
 

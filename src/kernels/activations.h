@@ -1,9 +1,15 @@
 // Activations prepared once per matmul input and shared by every matmul that reads it (q/k/v, gate/up):
 // the f32 rows as given, plus, for integer dot products, each row quantized to 8-bit blocks of 32.
 //
-//   q8[t * length + i]    int8 value i of token t        (x ≈ d * q)
-//   scale[t * blocks + b] d of block b                   (max |x| / 127)
-//   sum[t * blocks + b]   d * Σ q over the block         (what zero-point offsets of weights multiply)
+//   q8[t * length + i]        int8 value i of token t        (x ≈ d * q)
+//   scale[t * blocks + b]     d of block b's span            (max |x| / 127 over the span)
+//   sum[t * blocks + b]       d * Σ q over the block         (what zero-point offsets of weights multiply)
+//   block_sum[t * blocks + b] Σ q over the block, exactly
+//
+// One d serves a span of kActivationScaleSpan values (8 blocks; a row's last span may be shorter), as llama.cpp's
+// Q8_K does for its K-quant dot products: the Q4_0 / Q8_0 kernels then add d_w * (integer dot) per block and apply
+// d once per span, one multiply-add per block where a scale per block needs two. On Zen 4 vpdpbusd shares its two
+// pipes with the multiply-adds, so that is 10-16% more batched matmul throughput (docs/perf/kernels.md).
 #pragma once
 
 #include <cstdint>
@@ -14,6 +20,8 @@ namespace tern::kernels {
 struct KernelTable;
 
 constexpr int64_t kActivationBlock = 32;
+constexpr int64_t kActivationScaleSpan = 256;
+constexpr int64_t kBlocksPerScaleSpan = kActivationScaleSpan / kActivationBlock;
 
 struct Activations {
     const float* f32 = nullptr;  // num_tokens rows, `f32_stride` floats apart (not owned)
@@ -24,11 +32,13 @@ struct Activations {
     std::vector<int8_t> q8;
     std::vector<float> scale;
     std::vector<float> sum;
+    std::vector<int32_t> block_sum;
     // Unique to each reserve_activations call across all Activations, so that what a kernel derives from one input
     // (reordered scales, Q6_K biases) can be kept per thread and reused by the next range of the same input.
     uint64_t generation = 0;
 
     int64_t num_blocks() const { return length / kActivationBlock; }
+    int64_t num_scale_spans() const { return (length + kActivationScaleSpan - 1) / kActivationScaleSpan; }
 };
 
 // Points `out` at `x` and, when `quantize` is set (length must then be a multiple of 32), fills the 8-bit

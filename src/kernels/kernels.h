@@ -55,8 +55,11 @@ using SumFn = double (*)(const float* x, int64_t length);
 // depends on every result, so none is optimised away.
 using PeakLoopFn = double (*)(int64_t iterations);
 constexpr int kPeakChains = 16;
-// Quantizes `length` floats (a multiple of 32) to 8-bit blocks: q, per-block scale d and d * sum(q).
-using QuantizeActivationsFn = void (*)(const float* x, int64_t length, int8_t* q, float* scale, float* sum);
+// Quantizes `length` floats (a multiple of 32) to 8-bit blocks of 32 whose scale d is shared by each span of
+// kActivationScaleSpan values (kernels/activations.h): q, d per block (repeated across its span), d * sum(q) and
+// sum(q) per block.
+using QuantizeActivationsFn = void (*)(const float* x, int64_t length, int8_t* q, float* scale, float* sum,
+                                       int32_t* block_sum);
 
 struct KernelTable {
     Isa isa = Isa::kRef;
@@ -123,7 +126,7 @@ void matmul_bf16(const MatrixView&, const Activations&, int64_t, int64_t, float*
 // Row-major Q4_K / Q5_K / Q6_K (met only without repacking): each row dequantized, dotted in double with the
 // 8-bit activations.
 void matmul_dequantized_q8(DType type, const MatrixView&, const Activations&, int64_t, int64_t, float*, int64_t);
-void quantize_activations(const float* x, int64_t length, int8_t* q, float* scale, float* sum);
+void quantize_activations(const float* x, int64_t length, int8_t* q, float* scale, float* sum, int32_t* block_sum);
 double sum_f32(const float* x, int64_t length);
 void attention_group(const float* q, int64_t q_stride, int64_t num_heads, const PagedKv& kv, int64_t num_keys,
                      int64_t head_dim, float scale, float* out, int64_t out_stride, float* scratch);

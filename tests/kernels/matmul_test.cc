@@ -2,6 +2,7 @@
 // of the dequantized weights and activations (which checks the packed layouts themselves).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <cstring>
@@ -120,6 +121,7 @@ TEST_P(MatmulTest, EveryIsaEqualsReference) {
             const std::vector<float> actual = run(*table, packed, x, shape, &isa_activations);
             EXPECT_EQ(isa_activations.q8, ref_activations.q8);
             EXPECT_EQ(isa_activations.scale, ref_activations.scale);
+            EXPECT_EQ(isa_activations.block_sum, ref_activations.block_sum);
             const std::vector<double> expected(expected_float.begin(), expected_float.end());
             EXPECT_LT(max_relative_error(actual, expected), 1e-5);
         }
@@ -174,6 +176,73 @@ TEST_P(MatmulTest, ReusedActivationsTakeTheNewInput) {
             EXPECT_LT(max_relative_error(run(*table, packed, inputs[idx], shape, &reused), expected[idx]), 1e-5)
                 << "round " << round;
         }
+    }
+}
+
+// Q4_0 and Q8_0 rows get the same bits whether a token is computed alone (decode), among 16 (the streamed batched
+// decode) or among 40 (token tiles), on every ISA, and the AVX-512 kernels' bits equal the scalar reference's:
+// batch invariance of the quantized models rests on it.
+TEST(MatmulBits, Q4_0AndQ8_0SameForAnyTokenCount) {
+    const int64_t num_rows = 37, row_length = 896;  // 3.5 scale spans
+    const std::vector<float> x = random_values(40 * row_length, 52);
+    for (DType type : {DType::kQ4_0, DType::kQ8_0}) {
+        const TestMatrix matrix = make_matrix(type, Shape{num_rows, row_length, 1}, 51);
+        const PackedWeights packed = pack_weights(matrix.view);
+        for (Isa isa : {Isa::kRef, Isa::kAvx2, Isa::kAvx512}) {
+            const KernelTable* table = kernel_table(isa);
+            if (table == nullptr) continue;
+            SCOPED_TRACE(::testing::Message() << dtype_name(type) << " " << isa_name(isa));
+            Activations activations;
+            const std::vector<float> batch40 = run(*table, packed, x, Shape{num_rows, row_length, 40}, &activations);
+            const std::vector<float> batch16 = run(*table, packed, x, Shape{num_rows, row_length, 16}, &activations);
+            for (int64_t token : {int64_t{0}, int64_t{5}, int64_t{15}}) {
+                const std::vector<float> one_x(x.begin() + token * row_length, x.begin() + (token + 1) * row_length);
+                const std::vector<float> alone = run(*table, packed, one_x, Shape{num_rows, row_length, 1}, &activations);
+                for (int64_t row = 0; row < num_rows; ++row) {
+                    ASSERT_EQ(alone[row], batch16[token * num_rows + row]) << "token " << token << " row " << row;
+                    ASSERT_EQ(alone[row], batch40[token * num_rows + row]) << "token " << token << " row " << row;
+                }
+            }
+            if (isa == Isa::kAvx512) {
+                Activations ref_activations;
+                EXPECT_EQ(batch40, run(*kernel_table(Isa::kRef), packed, x, Shape{num_rows, row_length, 40},
+                                       &ref_activations));
+            }
+        }
+    }
+}
+
+// The 8-bit activations share one scale per span of kActivationScaleSpan values, the last span of a row shorter:
+// a large value raises its own span's scale and no other's.
+TEST(QuantizedActivations, OneScalePerSpan) {
+    const int64_t length = 896;  // spans of 8, 8, 8 and 4 blocks
+    std::vector<float> x = random_values(length, 61);
+    x[300] = 50.0f;  // span 1
+    for (Isa isa : {Isa::kRef, Isa::kAvx2, Isa::kAvx512}) {
+        const KernelTable* table = kernel_table(isa);
+        if (table == nullptr) continue;
+        SCOPED_TRACE(isa_name(isa));
+        Activations activations;
+        prepare_activations(*table, x.data(), 1, length, length, true, &activations);
+        ASSERT_EQ(activations.num_scale_spans(), 4);
+        for (int64_t span = 0; span < 4; ++span) {
+            const int64_t begin = span * kActivationScaleSpan, end = std::min(length, begin + kActivationScaleSpan);
+            float max_abs = 0.0f;
+            for (int64_t idx = begin; idx < end; ++idx) max_abs = std::max(max_abs, std::fabs(x[idx]));
+            for (int64_t block = begin / 32; block < end / 32; ++block) {
+                EXPECT_EQ(activations.scale[block], max_abs / 127.0f) << "block " << block;
+                int32_t total = 0;
+                for (int64_t idx = block * 32; idx < block * 32 + 32; ++idx) {
+                    EXPECT_EQ(activations.q8[idx], static_cast<int8_t>(std::nearbyint(x[idx] / activations.scale[block])))
+                        << "value " << idx;
+                    total += activations.q8[idx];
+                }
+                EXPECT_EQ(activations.block_sum[block], total);
+                EXPECT_FLOAT_EQ(activations.sum[block], activations.scale[block] * static_cast<float>(total));
+            }
+        }
+        EXPECT_GT(activations.scale[8], 10.0f * activations.scale[0]);  // the large value's span only
+        EXPECT_EQ(activations.q8[300], 127);
     }
 }
 

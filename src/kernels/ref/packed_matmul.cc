@@ -1,5 +1,5 @@
 // Scalar oracles of the packed and row-major matmuls: the same arithmetic as the SIMD kernels (int8 dot products
-// per 32-value block, then d_w * (d_a * dot - offset * sum_a)), written for reading.
+// per 32-value block, d_w times each, d_a once per span of blocks that share it), written for reading.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -40,27 +40,34 @@ void for_each_packed_row(const PackedWeights& weights, int64_t num_tokens, int64
     }
 }
 
-// `offset` is what the stored unsigned value exceeds the signed weight by (8 for q4_0, 128 for q8_0).
+// `offset` is what the stored unsigned value exceeds the signed weight by (8 for q4_0, 128 for q8_0), so
+// dot - offset * sum(q) is the signed weights' integer dot. Per span of activation blocks sharing d_a:
+//   partial = sum over the span's blocks of d_w * (dot - offset * sum(q)),  y += d_a * partial
 template <typename ValueFn>
 void matmul_packed(const PackedWeights& weights, const Activations& activations, int64_t group_begin,
-                   int64_t group_end, float* y, int64_t y_stride, int64_t block_bytes, float offset, ValueFn value) {
+                   int64_t group_end, float* y, int64_t y_stride, int64_t block_bytes, int32_t offset, ValueFn value) {
     const int64_t num_blocks = weights.view.row_length / 32;
     for_each_packed_row(weights, activations.num_tokens, group_begin, group_end, y, y_stride,
                         [&](const uint8_t* group, int64_t lane, int64_t token_idx) {
         const int8_t* q8 = activations.q8.data() + token_idx * activations.length;
         const float* scale = activations.scale.data() + token_idx * num_blocks;
-        const float* sum = activations.sum.data() + token_idx * num_blocks;
+        const int32_t* block_sum = activations.block_sum.data() + token_idx * num_blocks;
         float total = 0.0f;
-        for (int64_t block_idx = 0; block_idx < num_blocks; ++block_idx) {
-            const uint8_t* block = group + block_idx * block_bytes;
-            uint16_t d_bits = 0;
-            std::memcpy(&d_bits, block + lane * 2, 2);
-            int32_t dot = 0;
-            for (int element = 0; element < 32; ++element) {
-                dot += value(block + 32, lane, element) * q8[block_idx * 32 + element];
+        for (int64_t span_begin = 0; span_begin < num_blocks; span_begin += kBlocksPerScaleSpan) {
+            float partial = 0.0f;
+            for (int64_t block_idx = span_begin; block_idx < std::min(num_blocks, span_begin + kBlocksPerScaleSpan);
+                 ++block_idx) {
+                const uint8_t* block = group + block_idx * block_bytes;
+                uint16_t d_bits = 0;
+                std::memcpy(&d_bits, block + lane * 2, 2);
+                int32_t dot = 0;
+                for (int element = 0; element < 32; ++element) {
+                    dot += value(block + 32, lane, element) * q8[block_idx * 32 + element];
+                }
+                partial = std::fma(fp16_to_fp32(d_bits), static_cast<float>(dot - offset * block_sum[block_idx]),
+                                   partial);
             }
-            const float term = scale[block_idx] * static_cast<float>(dot) - offset * sum[block_idx];
-            total = std::fma(fp16_to_fp32(d_bits), term, total);
+            total = std::fma(partial, scale[span_begin], total);
         }
         return total;
     });
@@ -70,12 +77,12 @@ void matmul_packed(const PackedWeights& weights, const Activations& activations,
 
 void matmul_q4_0x16(const PackedWeights& weights, const Activations& activations, int64_t group_begin,
                     int64_t group_end, float* y, int64_t y_stride) {
-    matmul_packed(weights, activations, group_begin, group_end, y, y_stride, kQ4_0x16BlockBytes, 8.0f, q4_0x16_value);
+    matmul_packed(weights, activations, group_begin, group_end, y, y_stride, kQ4_0x16BlockBytes, 8, q4_0x16_value);
 }
 
 void matmul_q8_0x16(const PackedWeights& weights, const Activations& activations, int64_t group_begin,
                     int64_t group_end, float* y, int64_t y_stride) {
-    matmul_packed(weights, activations, group_begin, group_end, y, y_stride, kQ8_0x16BlockBytes, 128.0f,
+    matmul_packed(weights, activations, group_begin, group_end, y, y_stride, kQ8_0x16BlockBytes, 128,
                   q8_0x16_value);
 }
 
@@ -252,22 +259,26 @@ void matmul_dequantized_q8(DType type, const MatrixView& weights, const Activati
     }
 }
 
-void quantize_activations(const float* x, int64_t length, int8_t* q, float* scale, float* sum) {
-    for (int64_t block_idx = 0; block_idx < length / 32; ++block_idx) {
-        const float* values = x + block_idx * 32;
+void quantize_activations(const float* x, int64_t length, int8_t* q, float* scale, float* sum, int32_t* block_sum) {
+    const int64_t num_blocks = length / 32;
+    for (int64_t span_begin = 0; span_begin < num_blocks; span_begin += kBlocksPerScaleSpan) {
+        const int64_t span_end = std::min(num_blocks, span_begin + kBlocksPerScaleSpan);
         float max_abs = 0.0f;
-        for (int idx = 0; idx < 32; ++idx) max_abs = std::max(max_abs, std::fabs(values[idx]));
+        for (int64_t idx = span_begin * 32; idx < span_end * 32; ++idx) max_abs = std::max(max_abs, std::fabs(x[idx]));
         const float d = max_abs / 127.0f;
         const float inverse = d != 0.0f ? 1.0f / d : 0.0f;
-        int32_t total = 0;
-        for (int idx = 0; idx < 32; ++idx) {
-            // Round half to even, as the SIMD conversion does.
-            const int32_t value = static_cast<int32_t>(std::nearbyint(values[idx] * inverse));
-            q[block_idx * 32 + idx] = static_cast<int8_t>(value);
-            total += value;
+        for (int64_t block_idx = span_begin; block_idx < span_end; ++block_idx) {
+            int32_t total = 0;
+            for (int64_t idx = block_idx * 32; idx < block_idx * 32 + 32; ++idx) {
+                // Round half to even, as the SIMD conversion does.
+                const int32_t value = static_cast<int32_t>(std::nearbyint(x[idx] * inverse));
+                q[idx] = static_cast<int8_t>(value);
+                total += value;
+            }
+            scale[block_idx] = d;
+            sum[block_idx] = d * static_cast<float>(total);
+            block_sum[block_idx] = total;
         }
-        scale[block_idx] = d;
-        sum[block_idx] = d * static_cast<float>(total);
     }
 }
 

@@ -3,8 +3,10 @@
 // packed_matmul_avx512.cc.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstring>
 
+#include "kernels/activations.h"
 #include "kernels/kernels.h"
 #include "kernels/x86/avx512/float_matmul_avx512.h"
 #include "kernels/x86/avx512/packed_matmul_avx512.h"
@@ -12,19 +14,26 @@
 namespace tern::kernels::avx512 {
 namespace {
 
-void quantize_activations(const float* x, int64_t length, int8_t* q, float* scale, float* sum) {
-    for (int64_t block_idx = 0; block_idx < length / 32; ++block_idx) {
-        const __m512 low = _mm512_loadu_ps(x + block_idx * 32);
-        const __m512 high = _mm512_loadu_ps(x + block_idx * 32 + 16);
-        const float max_abs = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(low), _mm512_abs_ps(high)));
-        const float d = max_abs / 127.0f;
+void quantize_activations(const float* x, int64_t length, int8_t* q, float* scale, float* sum, int32_t* block_sum) {
+    const int64_t num_blocks = length / 32;
+    for (int64_t span_begin = 0; span_begin < num_blocks; span_begin += kBlocksPerScaleSpan) {
+        const int64_t span_end = std::min(num_blocks, span_begin + kBlocksPerScaleSpan);
+        __m512 max_abs = _mm512_setzero_ps();
+        for (int64_t idx = span_begin * 32; idx < span_end * 32; idx += 16) {
+            max_abs = _mm512_max_ps(max_abs, _mm512_abs_ps(_mm512_loadu_ps(x + idx)));
+        }
+        const float d = _mm512_reduce_max_ps(max_abs) / 127.0f;
         const __m512 inverse = _mm512_set1_ps(d != 0.0f ? 1.0f / d : 0.0f);
-        const __m512i low_q = _mm512_cvtps_epi32(_mm512_mul_ps(low, inverse));  // round half to even
-        const __m512i high_q = _mm512_cvtps_epi32(_mm512_mul_ps(high, inverse));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(q + block_idx * 32), _mm512_cvtsepi32_epi8(low_q));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(q + block_idx * 32 + 16), _mm512_cvtsepi32_epi8(high_q));
-        scale[block_idx] = d;
-        sum[block_idx] = d * static_cast<float>(_mm512_reduce_add_epi32(_mm512_add_epi32(low_q, high_q)));
+        for (int64_t block_idx = span_begin; block_idx < span_end; ++block_idx) {
+            const __m512i low_q = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(x + block_idx * 32), inverse));
+            const __m512i high_q = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(x + block_idx * 32 + 16), inverse));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(q + block_idx * 32), _mm512_cvtsepi32_epi8(low_q));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(q + block_idx * 32 + 16), _mm512_cvtsepi32_epi8(high_q));
+            const int32_t total = _mm512_reduce_add_epi32(_mm512_add_epi32(low_q, high_q));
+            scale[block_idx] = d;
+            sum[block_idx] = d * static_cast<float>(total);
+            block_sum[block_idx] = total;
+        }
     }
 }
 

@@ -2,12 +2,13 @@
 //
 // A weight vector is 4 consecutive 6-bit values of 16 rows, rebuilt from a nibble vector and a top-bit vector;
 // vpdpbusd with 4 activation bytes broadcast adds their products into 16 row sums. Per 16-value sub-block s of
-// row r and token t the integer sum starts at -32 * sum(a) (ggml's bias of 32), so no float work removes it:
-//   y[t][r] += d_a[t][b] * (sc[r][2b] * d[r] * dot[2b] + sc[r][2b + 1] * d[r] * dot[2b + 1])   per 32-value block b
-// which is three multiply-adds per 8 vpdpbusd and (row, token). sc * d is converted once per group and super-block
-// and shared by every token of a tile.
+// row r and token t the integer sum starts at -32 * sum(a) (ggml's bias of 32), so no float work removes it. The
+// activations' d_a is shared by each 256-value span (kernels/activations.h), which is one Q6_K super-block, so
+//   acc[t][r] = sum over the super-block's 16 sub-blocks of sc[r][s] * d[r] * dot[s],  y[t][r] += d_a[t] * acc
+// which is two multiply-adds per 8 vpdpbusd and (row, token), and one per super-block. sc * d is converted once
+// per group and super-block and shared by every token of a tile.
 //
-// The micro-kernel computes kGroups groups x kTokens tokens: its totals, block parts and integer sums are
+// The micro-kernel computes kGroups groups x kTokens tokens: its totals, sums and integer dots are
 // 3 * kGroups * kTokens registers, so 2 x 4 (24) is the widest that leaves room for the weights. As in the Q4_0x16
 // kernels, a panel of groups that fits in L2 stays there while every token tile passes over it.
 #include <immintrin.h>
@@ -21,6 +22,7 @@ namespace tern::kernels::avx512 {
 namespace {
 
 constexpr int kMaxTile = 4;
+static_assert(kActivationScaleSpan == 256, "one activation scale per Q6_K super-block");
 constexpr int64_t kSubBlocksPer256 = 16;
 
 struct TileArgs {
@@ -83,34 +85,26 @@ inline void sub_block_scales(const uint8_t* super_block, __m512* scales) {
     }
 }
 
-// Adds 32-value block `block32` of super-block `super_idx` to the tile's totals.
+// Adds 32-value block `block32` of super-block `super_idx` to the tile's super-block sums.
 template <int kGroups, int kTokens>
 inline void add_block(const TileArgs& args, const uint8_t* const* super_blocks, const __m512 (&scales)[kGroups][16],
-                      int64_t super_idx, int block32, int64_t first_token, __m512 (&totals)[kGroups][kTokens]) {
+                      int64_t super_idx, int block32, int64_t first_token, __m512 (&sums)[kGroups][kTokens]) {
     const uint8_t* quants[kGroups];
     for (int g = 0; g < kGroups; ++g) quants[g] = super_blocks[g] + kQ6_Kx16QuantsOffset + block32 * kQ6_Kx16BytesPer32;
     const int64_t element = super_idx * 256 + block32 * 32, bias_stride = args.length / 16;
     const int8_t* q = args.q8 + first_token * args.length + element;
     const int32_t* bias = args.bias + first_token * bias_stride + element / 16;
-    __m512 parts[kGroups][kTokens];
     __m512i dots[kGroups][kTokens];
     sub_block_dots<0>(args, quants, q, bias, bias_stride, dots);
     for (int g = 0; g < kGroups; ++g) {
         for (int t = 0; t < kTokens; ++t) {
-            parts[g][t] = _mm512_mul_ps(_mm512_cvtepi32_ps(dots[g][t]), scales[g][2 * block32]);
+            sums[g][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dots[g][t]), scales[g][2 * block32], sums[g][t]);
         }
     }
     sub_block_dots<1>(args, quants, q, bias, bias_stride, dots);
     for (int g = 0; g < kGroups; ++g) {
         for (int t = 0; t < kTokens; ++t) {
-            parts[g][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dots[g][t]), scales[g][2 * block32 + 1], parts[g][t]);
-        }
-    }
-    for (int t = 0; t < kTokens; ++t) {
-        const __m512 activation_scale =
-            _mm512_set1_ps(args.activation_scale[(first_token + t) * (args.length / 32) + element / 32]);
-        for (int g = 0; g < kGroups; ++g) {
-            totals[g][t] = _mm512_fmadd_ps(parts[g][t], activation_scale, totals[g][t]);
+            sums[g][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dots[g][t]), scales[g][2 * block32 + 1], sums[g][t]);
         }
     }
 }
@@ -131,8 +125,15 @@ struct Q6_KTiles {
                 super_blocks[g] = args.weights->group(group_idx + g) + super_idx * kQ6_Kx16BlockBytes;
                 sub_block_scales(super_blocks[g], scales[g]);
             }
+            __m512 sums[kGroups][kTokens];
+            for (auto& row : sums) for (__m512& sum : row) sum = _mm512_setzero_ps();
             for (int block32 = 0; block32 < 8; ++block32) {
-                add_block(args, super_blocks, scales, super_idx, block32, first_token, totals);
+                add_block(args, super_blocks, scales, super_idx, block32, first_token, sums);
+            }
+            for (int t = 0; t < kTokens; ++t) {
+                const __m512 activation_scale = _mm512_set1_ps(
+                    args.activation_scale[(first_token + t) * (args.length / 32) + super_idx * kBlocksPerScaleSpan]);
+                for (int g = 0; g < kGroups; ++g) totals[g][t] = _mm512_fmadd_ps(sums[g][t], activation_scale, totals[g][t]);
             }
         }
         store_tile(*args.weights, args.y, args.y_stride, group_idx, first_token, totals);
