@@ -1,6 +1,7 @@
 #include "kernels/activations.h"
 
 #include <atomic>
+#include <cstring>
 
 #include "base/check.h"
 #include "kernels/kernels.h"
@@ -49,6 +50,24 @@ const std::vector<int32_t>& q6_k_sub_block_biases(const Activations& activations
         bias[static_cast<size_t>(run)] = -32 * sum;
     }
     return bias;
+}
+
+const std::vector<int8_t>& interleaved_q8(const Activations& activations) {
+    thread_local std::vector<int8_t> interleaved;
+    thread_local uint64_t interleaved_generation = 0;
+    if (interleaved_generation == activations.generation) return interleaved;
+    interleaved_generation = activations.generation;
+    const int64_t num_tokens = activations.num_tokens, num_chunks = activations.length / 4;
+    if (static_cast<int64_t>(interleaved.size()) < num_tokens * activations.length) {
+        interleaved.resize(static_cast<size_t>(num_tokens * activations.length));
+    }
+    for (int64_t token = 0; token < num_tokens; ++token) {
+        const int8_t* row = activations.q8.data() + token * activations.length;
+        for (int64_t chunk = 0; chunk < num_chunks; ++chunk) {
+            std::memcpy(interleaved.data() + (chunk * num_tokens + token) * 4, row + chunk * 4, 4);
+        }
+    }
+    return interleaved;
 }
 
 void prepare_activations(const KernelTable& table, const float* x, int64_t num_tokens, int64_t length, int64_t stride,

@@ -43,6 +43,14 @@ struct Activations {
 
 // Points `out` at `x` and, when `quantize` is set (length must then be a multiple of 32), fills the 8-bit
 // copy. Buffers grow to the largest input seen and are reused.
+// The 8-bit values of an input of n tokens interleaved for the streamed batched-decode kernels: per 32-value block
+// and 4-value chunk k, the n tokens' 4 bytes side by side,
+//   interleaved[(block * 8 + k) * 4n + 4t + i] = q8[t * length + 32 * block + 4k + i],
+// so that a kernel reads every token's bytes from one pointer at constant offsets (not one pointer per token), and
+// the rows it reads together never lie a multiple of 4 KiB apart (with rows of 4096 values, 16 tokens' bytes at
+// one offset all map to one L1 set). Per calling thread, kept until the next input, like q6_k_sub_block_biases.
+const std::vector<int8_t>& interleaved_q8(const Activations& activations);
+
 void prepare_activations(const KernelTable& table, const float* x, int64_t num_tokens, int64_t length, int64_t stride,
                          bool quantize, Activations* out);
 

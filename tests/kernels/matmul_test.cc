@@ -246,6 +246,26 @@ TEST(QuantizedActivations, OneScalePerSpan) {
     }
 }
 
+// The streamed kernels' copy of the 8-bit values: per block and 4-value chunk, the tokens' 4 bytes side by side;
+// a new input of the same shape gets its own copy.
+TEST(QuantizedActivations, InterleavedForStreams) {
+    const int64_t num_tokens = 5, length = 96;
+    for (uint32_t seed : {71u, 72u}) {
+        const std::vector<float> x = random_values(num_tokens * length, seed);
+        Activations activations;
+        prepare_activations(*kernel_table(Isa::kRef), x.data(), num_tokens, length, length, true, &activations);
+        const std::vector<int8_t>& interleaved = interleaved_q8(activations);
+        for (int64_t token = 0; token < num_tokens; ++token) {
+            for (int64_t idx = 0; idx < length; ++idx) {
+                const int64_t block = idx / 32, chunk = idx % 32 / 4;
+                ASSERT_EQ(interleaved[(block * 8 + chunk) * 4 * num_tokens + 4 * token + idx % 4],
+                          activations.q8[token * length + idx])
+                    << "seed " << seed << " token " << token << " value " << idx;
+            }
+        }
+    }
+}
+
 // Without repacking (ModelOptions::repack false) K-quants take the row-major reference: it agrees with the
 // packed kernels of every ISA.
 TEST(MatmulRowMajor, KQuantsEqualPacked) {

@@ -13,6 +13,7 @@
 // kernels, a panel of groups that fits in L2 stays there while every token tile passes over it.
 #include <immintrin.h>
 
+#include <array>
 #include <utility>
 
 #include "kernels/x86/avx512/packed_matmul_avx512.h"
@@ -141,13 +142,98 @@ struct Q6_KTiles {
 };
 
 
+// Batched decode (kMaxTile + 1 to kMaxStreamTokens tokens): all tokens against one group at a time, so each weight
+// vector, rebuilt from its bits once, feeds every token's vpdpbusd (a 4-token tile rebuilds it 4 times per 16
+// tokens, and the rebuilding competes with vpdpbusd for the vector pipes), and the weights stream past once. The
+// integer dots of one sub-block take the registers; sums and totals live in L1. The same operations in the same
+// order as the tiles, so the same bits.
+constexpr int kMaxStreamTokens = 16;
+constexpr int64_t kStreamPrefetchBytes = 3072;
+
+// The integer sums of sub-block kHalf of one 32-value block for all kTokens tokens, their bytes interleaved
+// (chunk k of the block, token t at q + 4 * (k * kTokens + t)).
+template <int kHalf, int kChunk, int kTokens>
+inline void add_stream_chunk(const uint8_t* quants, const int8_t* q, __m512i (&dots)[kTokens]) {
+    const __m512i w = weight_chunk<kHalf, kChunk>(quants);
+    constexpr int k = 4 * kHalf + kChunk;
+#pragma GCC unroll 16
+    for (int t = 0; t < kTokens; ++t) dots[t] = _mm512_dpbusd_epi32(dots[t], w, broadcast_4_bytes(q + 4 * (k * kTokens + t)));
+}
+
+// Adds sub-block kHalf of one 32-value block, scaled by its sc * d, to the tokens' super-block sums (which start
+// at the super-block's first sub-block).
+template <int kHalf, int kTokens>
+inline void add_stream_sub_block(const uint8_t* quants, const int8_t* q, const int32_t* bias, int64_t bias_stride,
+                                 __m512 scale, bool first, float (&sums)[kTokens][16]) {
+    __m512i dots[kTokens];
+    for (int t = 0; t < kTokens; ++t) dots[t] = _mm512_set1_epi32(bias[t * bias_stride + kHalf]);
+    add_stream_chunk<kHalf, 0>(quants, q, dots);
+    add_stream_chunk<kHalf, 1>(quants, q, dots);
+    add_stream_chunk<kHalf, 2>(quants, q, dots);
+    add_stream_chunk<kHalf, 3>(quants, q, dots);
+#pragma GCC unroll 16
+    for (int t = 0; t < kTokens; ++t) {
+        const __m512 sum = first ? _mm512_setzero_ps() : _mm512_load_ps(sums[t]);
+        _mm512_store_ps(sums[t], _mm512_fmadd_ps(_mm512_cvtepi32_ps(dots[t]), scale, sum));
+    }
+}
+
+template <int kTokens>
+void stream_group(const TileArgs& args, int64_t group_idx, int64_t first_token) {
+    alignas(64) float totals[kTokens][16];
+    alignas(64) float sums[kTokens][16];
+    const int64_t bias_stride = args.length / 16, num_blocks = args.length / 32;
+    const uint8_t* const group = args.weights->group(group_idx);
+    const int8_t* q = args.q8;  // interleaved_q8
+    for (int64_t super_idx = 0; super_idx < args.length / 256; ++super_idx) {
+        const uint8_t* super_block = group + super_idx * kQ6_Kx16BlockBytes;
+        alignas(64) __m512 scales[kSubBlocksPer256];
+        sub_block_scales(super_block, scales);
+        for (int block32 = 0; block32 < 8; ++block32, q += 32 * kTokens) {
+            const uint8_t* quants = super_block + kQ6_Kx16QuantsOffset + block32 * kQ6_Kx16BytesPer32;
+            for (int line = 0; line < kQ6_Kx16BytesPer32 / 64; ++line) {  // the hardware prefetcher lags this stream
+                _mm_prefetch(reinterpret_cast<const char*>(quants + kStreamPrefetchBytes + 64 * line), _MM_HINT_T0);
+            }
+            const int32_t* bias = args.bias + first_token * bias_stride + super_idx * 16 + block32 * 2;
+            add_stream_sub_block<0>(quants, q, bias, bias_stride, scales[2 * block32], block32 == 0, sums);
+            add_stream_sub_block<1>(quants, q, bias, bias_stride, scales[2 * block32 + 1], false, sums);
+        }
+#pragma GCC unroll 16
+        for (int t = 0; t < kTokens; ++t) {
+            const __m512 activation_scale =
+                _mm512_set1_ps(args.activation_scale[(first_token + t) * num_blocks + super_idx * kBlocksPerScaleSpan]);
+            const __m512 total = super_idx == 0 ? _mm512_setzero_ps() : _mm512_load_ps(totals[t]);
+            _mm512_store_ps(totals[t], _mm512_fmadd_ps(_mm512_load_ps(sums[t]), activation_scale, total));
+        }
+    }
+    for (int t = 0; t < kTokens; ++t) {
+        store_group_rows(*args.weights, args.y, args.y_stride, group_idx, first_token + t, _mm512_load_ps(totals[t]));
+    }
+}
+
+using StreamFn = void (*)(const TileArgs&, int64_t group_idx, int64_t first_token);
+
+template <int... kCounts>
+constexpr std::array<StreamFn, sizeof...(kCounts) + 1> stream_table(std::integer_sequence<int, kCounts...>) {
+    return {nullptr, stream_group<kCounts + 1>...};
+}
+
 }  // namespace
 
 void matmul_q6_kx16(const PackedWeights& weights, const Activations& activations, int64_t group_begin,
                     int64_t group_end, float* y, int64_t y_stride) {
     const TileArgs args{&weights, activations.q8.data(), activations.length, activations.scale.data(),
                         q6_k_sub_block_biases(activations).data(), y, y_stride};
-    TiledMatmul<Q6_KTiles, kMaxTile>::run(args, weights, activations.num_tokens, group_begin, group_end);
+    const int64_t num_tokens = activations.num_tokens;
+    if (num_tokens > kMaxTile && num_tokens <= kMaxStreamTokens) {
+        static constexpr auto kStream = stream_table(std::make_integer_sequence<int, kMaxStreamTokens>{});
+        const StreamFn stream = kStream[static_cast<size_t>(num_tokens)];
+        TileArgs streamed = args;
+        streamed.q8 = interleaved_q8(activations).data();
+        for (int64_t group_idx = group_begin; group_idx < group_end; ++group_idx) stream(streamed, group_idx, 0);
+        return;
+    }
+    TiledMatmul<Q6_KTiles, kMaxTile>::run(args, weights, num_tokens, group_begin, group_end);
 }
 
 }  // namespace tern::kernels::avx512
