@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "base/check.h"
+#include "base/huge_pages.h"
 #include "quant/blocks.h"
 
 namespace tern::kernels {
@@ -11,10 +12,9 @@ namespace {
 
 // Not zeroed: packing writes every byte of each full group; only a partial last group is cleared.
 std::shared_ptr<uint8_t> aligned_buffer(int64_t num_bytes) {
-    const size_t size = static_cast<size_t>((num_bytes + 63) / 64 * 64);
-    void* memory = std::aligned_alloc(64, size);
-    TERN_CHECK(memory != nullptr) << "cannot allocate " << size << " bytes for packed weights";
-    return std::shared_ptr<uint8_t>(static_cast<uint8_t*>(memory), [](uint8_t* pointer) { std::free(pointer); });
+    std::shared_ptr<uint8_t> memory = allocate_large(static_cast<size_t>(num_bytes));
+    TERN_CHECK(memory != nullptr) << "cannot allocate " << num_bytes << " bytes for packed weights";
+    return memory;
 }
 
 void pack_q4_0_block(const BlockQ4_0& block, int64_t lane, uint8_t* group_block) {

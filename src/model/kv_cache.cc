@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "base/check.h"
+#include "base/huge_pages.h"
 
 namespace tern {
 
@@ -54,7 +55,9 @@ KvCache::KvCache(const HParams& hparams, int64_t num_blocks, int64_t block_size,
       num_kv_heads_(hparams.num_kv_heads),
       slice_bytes_(kernels::kv_row_bytes(type, hparams.head_dim)),
       block_bytes_(bytes_per_block(hparams, block_size, type)),
-      storage_(std::make_unique_for_overwrite<uint8_t[]>(static_cast<size_t>(num_blocks * block_bytes_))) {}
+      storage_(allocate_large(static_cast<size_t>(num_blocks * block_bytes_))) {
+    TERN_CHECK(storage_ != nullptr) << "cannot allocate " << num_blocks * block_bytes_ << " bytes of KV cache";
+}
 
 KvCache::KvCache(const HParams& hparams, int64_t num_slots, int64_t max_tokens, KvType type, int64_t block_size)
     : KvCache(hparams, num_slots * ((max_tokens + block_size - 1) / block_size), block_size, type, true) {

@@ -88,7 +88,7 @@ private:
     int64_t max_tokens_ = 0;
     int64_t blocks_per_slot_ = 0;
     std::vector<int32_t> slot_tables_;
-    std::unique_ptr<uint8_t[]> storage_;  // not zeroed: a position is always written before it is read
+    std::shared_ptr<uint8_t> storage_;  // on huge pages (base/huge_pages.h); a position is written before it is read
 };
 
 }  // namespace tern

@@ -76,6 +76,8 @@ const TiledScales& tile_scales(const Activations& activations, const TokenTiles&
     const int64_t num_tokens = activations.num_tokens;
     if (static_cast<int64_t>(tiled.offset_sum.size()) < num_tokens * num_blocks) {
         tiled.offset_sum.resize(static_cast<size_t>(num_tokens * num_blocks));
+    }
+    if (static_cast<int64_t>(tiled.span_scale.size()) < num_tokens * num_spans) {  // not implied by the above
         tiled.span_scale.resize(static_cast<size_t>(num_tokens * num_spans));
     }
     for (int64_t tile_idx = 0; tile_idx < tiles.num_tiles; ++tile_idx) {
