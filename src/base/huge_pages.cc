@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include <cstdlib>
+#include <cstring>
 
 namespace tern {
 namespace {
@@ -28,8 +29,10 @@ std::shared_ptr<uint8_t> allocate_large(size_t bytes) {
     const uintptr_t start = round_up(base, kHugePage);
     if (start > base) ::munmap(address, start - base);
     if (base + mapped > start + size) ::munmap(reinterpret_cast<void*>(start + size), base + mapped - start - size);
-    // Advice only: without THP the memory works the same on 4 KiB pages.
+    // Advice only: without THP the memory works the same on 4 KiB pages. Every page is touched now: a first touch
+    // later may wait for the kernel to compact memory into a huge page, a stall in the middle of serving.
     ::madvise(reinterpret_cast<void*>(start), size, MADV_HUGEPAGE);
+    std::memset(reinterpret_cast<void*>(start), 0, size);
     return std::shared_ptr<uint8_t>(reinterpret_cast<uint8_t*>(start),
                                     [size](uint8_t* pointer) { ::munmap(pointer, size); });
 }

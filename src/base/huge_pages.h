@@ -10,9 +10,9 @@
 
 namespace tern {
 
-// `bytes` of uninitialised memory (zeroed, in fact, when it comes from the kernel), 64-byte aligned, and 2 MiB-aligned
-// with huge pages requested when it is at least 2 MiB. Nothing is reserved beyond `bytes` rounded up to 4 KiB.
-// Returns null when the memory cannot be had.
+// `bytes` of memory, 64-byte aligned; from 2 MiB on, 2 MiB-aligned, with huge pages requested and every page
+// touched (zeroed) before it is returned, so that no page fault waits on compaction later. Below 2 MiB it is not
+// initialised. Nothing is reserved beyond `bytes` rounded up to 4 KiB. Returns null when the memory cannot be had.
 std::shared_ptr<uint8_t> allocate_large(size_t bytes);
 
 }  // namespace tern
