@@ -2,9 +2,10 @@
 // 8-bit activations. Q5_K is Q4_K with a fifth bit per value, merged into each weight vector as it is loaded.
 //
 // Each 32-value sub-block j of a row meets one 32-value activation block, so, as in the Q4_0x16 kernels, one
-// integer sum per (row, token, block) from 8 vpdpbusd, then
-//   y[t][r] += (d[r] * sc[r][j]) * (d_a * dot) - (dmin[r] * m[r][j]) * (d_a * sum(q_a))
-// three multiply-adds per 8 vpdpbusd. The 6-bit scales and mins stay packed as ggml has them (12 bytes a row);
+// integer sum per (row, token, block) from 8 vpdpbusd. The activations' d_a is shared by the 256 values of a
+// super-block (kernels/activations.h), so per super-block
+//   acc[t][r] = sum over j of (d[r] * sc[r][j]) * dot - (dmin[r] * m[r][j]) * sum(q_a),   y[t][r] += d_a * acc
+// two multiply-adds per 8 vpdpbusd and one per super-block. The 6-bit scales and mins stay packed as ggml has them (12 bytes a row);
 // lane r of the three word vectors holds row r's words, so the 32-bit shuffles of the row-major kernel unpack all
 // 16 rows at once, once per group and super-block for every token of a tile.
 #include <immintrin.h>
@@ -20,6 +21,7 @@ namespace tern::kernels::avx512 {
 namespace {
 
 constexpr int kMaxTile = 6;
+static_assert(kActivationScaleSpan == 256, "one activation scale per K-quant super-block");
 
 // d * sc_j and dmin * m_j of one super-block of a group (lane r: row r).
 struct SubBlockScales {
@@ -81,7 +83,7 @@ struct Q5_KFormat {
 
 template <typename Format, int kGroups, int kTokens>
 inline void add_sub_block(const TileArgs& args, const uint8_t* const* super_blocks, const SubBlockScales* scales,
-                          int64_t act_block, int sub_block, int64_t first_token, __m512 (&totals)[kGroups][kTokens]) {
+                          int64_t act_block, int sub_block, int64_t first_token, __m512 (&sums)[kGroups][kTokens]) {
     const Activations& activations = *args.activations;
     const int8_t* q = activations.q8.data() + first_token * activations.length + act_block * 32;
     __m512i dots[kGroups][kTokens];
@@ -98,13 +100,12 @@ inline void add_sub_block(const TileArgs& args, const uint8_t* const* super_bloc
         }
     }
     for (int t = 0; t < kTokens; ++t) {
-        const int64_t scale_idx = (first_token + t) * activations.num_blocks() + act_block;
-        const __m512 activation_scale = _mm512_set1_ps(activations.scale[static_cast<size_t>(scale_idx)]);
-        const __m512 activation_sum = _mm512_set1_ps(activations.sum[static_cast<size_t>(scale_idx)]);
+        const int64_t block_idx = (first_token + t) * activations.num_blocks() + act_block;
+        const __m512 activation_sum =
+            _mm512_set1_ps(static_cast<float>(activations.block_sum[static_cast<size_t>(block_idx)]));
         for (int g = 0; g < kGroups; ++g) {
-            const __m512 term = _mm512_mul_ps(_mm512_cvtepi32_ps(dots[g][t]), activation_scale);
-            totals[g][t] = _mm512_fmadd_ps(scales[g].scales[sub_block], term, totals[g][t]);
-            totals[g][t] = _mm512_fnmadd_ps(scales[g].mins[sub_block], activation_sum, totals[g][t]);
+            sums[g][t] = _mm512_fmadd_ps(scales[g].scales[sub_block], _mm512_cvtepi32_ps(dots[g][t]), sums[g][t]);
+            sums[g][t] = _mm512_fnmadd_ps(scales[g].mins[sub_block], activation_sum, sums[g][t]);
         }
     }
 }
@@ -126,9 +127,17 @@ struct KQuantTiles {
                 super_blocks[g] = args.weights->group(group_idx + g) + super_idx * Format::kBlockBytes;
                 unpack_scales(super_blocks[g], &scales[g]);
             }
+            __m512 sums[kGroups][kTokens];
+            for (auto& row : sums) for (__m512& sum : row) sum = _mm512_setzero_ps();
             for (int sub_block = 0; sub_block < 8; ++sub_block) {
                 add_sub_block<Format>(args, super_blocks, scales, super_idx * 8 + sub_block, sub_block, first_token,
-                                      totals);
+                                      sums);
+            }
+            const Activations& activations = *args.activations;
+            for (int t = 0; t < kTokens; ++t) {
+                const __m512 activation_scale = _mm512_set1_ps(activations.scale[static_cast<size_t>(
+                    (first_token + t) * activations.num_blocks() + super_idx * kBlocksPerScaleSpan)]);
+                for (int g = 0; g < kGroups; ++g) totals[g][t] = _mm512_fmadd_ps(sums[g][t], activation_scale, totals[g][t]);
             }
         }
         store_tile(*args.weights, args.y, args.y_stride, group_idx, first_token, totals);
