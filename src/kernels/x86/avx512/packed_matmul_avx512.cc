@@ -37,8 +37,8 @@ namespace tern::kernels::avx512 {
 namespace {
 
 constexpr int kMaxTile = 6;
-// Calls of more than kMaxTile and at most kMaxStreamTokens tokens (batched decode) take stream_group.
-constexpr int kMaxStreamTokens = 16;
+// Calls of more than kMaxTile and at most kMaxStreamTokens (packed_tile.h) tokens (batched decode) take
+// stream_group.
 // How far ahead of each group's weights the tile kernels prefetch.
 constexpr int64_t kPrefetchBytes = 2048;
 

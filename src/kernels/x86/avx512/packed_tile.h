@@ -14,6 +14,10 @@
 
 namespace tern::kernels::avx512 {
 
+// The most tokens the streamed batched-decode kernels (Q4_0 / Q8_0 / Q6_K stream_group) take in one call: their
+// integer dots, one register per token, fill the 32 vector registers with the weights beside them.
+constexpr int kMaxStreamTokens = 16;
+
 // Four activation bytes in every 32-bit lane: the operand vpdpbusd multiplies each weight lane's 4 bytes by.
 inline __m512i broadcast_4_bytes(const int8_t* source) {
     int32_t value;

@@ -147,7 +147,6 @@ struct Q6_KTiles {
 // tokens, and the rebuilding competes with vpdpbusd for the vector pipes), and the weights stream past once. The
 // integer dots of one sub-block take the registers; sums and totals live in L1. The same operations in the same
 // order as the tiles, so the same bits.
-constexpr int kMaxStreamTokens = 16;
 constexpr int64_t kStreamPrefetchBytes = 3072;
 
 // The integer sums of sub-block kHalf of one 32-value block for all kTokens tokens, their bytes interleaved
