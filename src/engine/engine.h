@@ -91,6 +91,8 @@ public:
     const EngineConfig& config() const { return config_; }
     // Drops cached prefixes (only while no request holds blocks); for benchmarks that compare cold runs.
     bool reset_prefix_cache() { return kv_->reset_prefix_cache(); }
+    // The KV manager's invariants (block tables, reference counts, free queue, prefix-cache map); for tests.
+    Status verify() const { return kv_->verify(); }
 
 private:
     struct RequestState {

@@ -112,12 +112,18 @@ std::optional<std::vector<BlockId>> KvManager::allocate_slots(RequestId request_
         request.num_cached_blocks = num_computed_blocks;
     }
     request.block_ids.insert(request.block_ids.end(), new_block_ids->begin(), new_block_ids->end());
-    cache_full_blocks(request, tokens, static_cast<int>(num_total_tokens));
     return new_block_ids;
 }
 
-void KvManager::cache_full_blocks(RequestBlocks& request, std::span<const TokenId> tokens, int num_tokens) {
-    int num_full_blocks = num_tokens / block_size_;
+void KvManager::cache_computed_blocks(RequestId request_id, std::span<const TokenId> tokens, int num_computed_tokens) {
+    auto it = requests_.find(request_id);
+    TERN_CHECK(it != requests_.end()) << "caching blocks of request " << request_id << ", which holds none";
+    RequestBlocks& request = it->second;
+    TERN_CHECK(num_computed_tokens >= 0 && num_computed_tokens <= static_cast<int>(tokens.size()) &&
+               num_computed_tokens <= static_cast<int>(request.block_ids.size()) * block_size_)
+        << "request " << request_id << ": " << num_computed_tokens << " computed tokens of " << tokens.size()
+        << " known, " << request.block_ids.size() << " blocks";
+    int num_full_blocks = num_computed_tokens / block_size_;
     if (!pool_.prefix_caching_enabled() || num_full_blocks <= request.num_cached_blocks) return;
     extend_block_hashes(tokens, block_size_, num_full_blocks, request.block_hashes);
     for (int block_idx = request.num_cached_blocks; block_idx < num_full_blocks; ++block_idx) {

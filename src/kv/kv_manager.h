@@ -62,12 +62,19 @@ public:
     //
     // `tokens` holds all known tokens of the request (prompt, then outputs) and must cover every slot requested;
     // `num_computed_tokens` must already have slots. A prefix hit is only accepted on a request's first allocation
-    // (also after free(), e.g. when resuming a preempted request). Blocks that become full are cached at once.
-    // NOTE(kv): as in vLLM, a block is a cache hit from the step that computes it, so a batched forward must write
-    // each layer's K/V for the whole batch before that layer's attention reads it.
+    // (also after free(), e.g. when resuming a preempted request). New blocks are not cached here: see
+    // cache_computed_blocks().
     std::optional<std::vector<BlockId>> allocate_slots(RequestId request_id, std::span<const TokenId> tokens,
                                                        int num_computed_tokens, int num_new_tokens,
                                                        const ComputedBlocks& new_computed = {});
+
+    // Registers the request's full blocks among its first `num_computed_tokens` tokens with the prefix cache, once
+    // their KV has been written (the step that computes them has run).
+    // NOTE(kv): vLLM caches a block when its slots are allocated, so that a request admitted in the same step can hit
+    // it. Here a block is hashed only once computed: a request planned and then preempted in the same schedule(), or
+    // a failed forward, would otherwise leave hashes on blocks that were never written, and a later hit (or one taken
+    // earlier in that step) would read garbage. The cost is that two prompts admitted in the same step do not share.
+    void cache_computed_blocks(RequestId request_id, std::span<const TokenId> tokens, int num_computed_tokens);
 
     // Releases the request's blocks, tail first, so the tail blocks (least likely to be shared) are evicted before
     // the prefix. Unknown ids are ignored (finish and abort may both free).
@@ -98,7 +105,6 @@ private:
     };
     void check_computed_blocks(std::span<const TokenId> tokens, const ComputedBlocks& new_computed,
                                std::vector<BlockHash>& hashes) const;
-    void cache_full_blocks(RequestBlocks& request, std::span<const TokenId> tokens, int num_tokens);
 
     int block_size_;
     BlockPool pool_;

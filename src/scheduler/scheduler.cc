@@ -120,7 +120,7 @@ bool Scheduler::schedule_waiting(Request& request, StepPlan& plan, int& budget) 
     int num_new = std::min(request.num_tokens() - hit.num_tokens, budget);
     while (!kv_.allocate_slots(request.params.id, request.tokens, 0, num_new, hit)) {
         // A more important arrival takes memory from less important running requests. Freeing them neither
-        // evicts nor reuses blocks, so `hit` stays valid.
+        // evicts nor reuses blocks, and only computed blocks are ever cached, so `hit` stays valid and holds KV.
         if (running_.empty() || std::prev(running_.end())->priority <= request.params.priority) return false;
         preempt(get(std::prev(running_.end())->id), plan, budget);
     }
@@ -141,8 +141,8 @@ void Scheduler::preempt(Request& victim, StepPlan& plan, int& budget) {
     }
     kv_.free(victim.params.id);
     running_.erase(queue_key(victim));
-    // Recompute: the KV is gone, but its full blocks stay in the prefix cache until evicted, so resuming
-    // usually gets most of them back.
+    // Recompute: the KV is gone, but its computed full blocks stay in the prefix cache until evicted, so resuming
+    // usually gets most of them back (blocks allocated for this step were never computed, so never cached).
     victim.num_computed_tokens = 0;
     ++victim.num_preemptions;
     ++num_preemptions_;
@@ -161,6 +161,7 @@ std::vector<RequestUpdate> Scheduler::update_from_step(const StepPlan& plan,
             << "request " << entry.id << " has " << request.num_computed_tokens << " computed tokens but the plan "
             << "started at " << entry.start << "; schedule() and update_from_step() must alternate";
         request.num_computed_tokens += entry.num_tokens;
+        kv_.cache_computed_blocks(entry.id, request.tokens, request.num_computed_tokens);
         RequestUpdate update{entry.id, std::nullopt, std::nullopt};
         if (request.num_computed_tokens == request.num_tokens()) {
             auto token = sampled.find(entry.id);

@@ -29,6 +29,14 @@ Ids table(const KvManager& manager, RequestId request_id) {
     return Ids(ids.begin(), ids.end());
 }
 
+// Allocates slots and records that the step computing them ran, as the scheduler does after the forward pass.
+std::optional<Ids> allocate_computed(KvManager& manager, RequestId request_id, const Tokens& tokens,
+                                     int num_computed_tokens, int num_new_tokens, const ComputedBlocks& hit = {}) {
+    std::optional<Ids> ids = manager.allocate_slots(request_id, tokens, num_computed_tokens, num_new_tokens, hit);
+    if (ids) manager.cache_computed_blocks(request_id, tokens, num_computed_tokens + hit.num_tokens + num_new_tokens);
+    return ids;
+}
+
 KvManager make_manager(int num_blocks, bool enable_prefix_caching = true) {
     return KvManager(KvCacheConfig{.block_size = 4, .num_blocks = num_blocks,
                                    .enable_prefix_caching = enable_prefix_caching});
@@ -38,15 +46,15 @@ TEST(KvManagerTest, SharedPrefixIsReferencedByBothRequests) {
     KvManager manager = make_manager(11);
     Tokens prompt0 = token_range(0, 10);  // blocks [0..3] [4..7] [8, 9]
     EXPECT_TRUE(manager.get_computed_blocks(prompt0).block_ids.empty());
-    EXPECT_EQ(manager.allocate_slots(0, prompt0, 0, 10), std::optional<Ids>(Ids{1, 2, 3}));
-    EXPECT_TRUE(manager.pool().block_hash(2).has_value());   // full: cached at once
+    EXPECT_EQ(allocate_computed(manager, 0, prompt0, 0, 10), std::optional<Ids>(Ids{1, 2, 3}));
+    EXPECT_TRUE(manager.pool().block_hash(2).has_value());   // full and computed: cached
     EXPECT_FALSE(manager.pool().block_hash(3).has_value());  // partial
 
     Tokens prompt1 = concat(token_range(0, 8), {100, 101, 102});
     ComputedBlocks hit = manager.get_computed_blocks(prompt1);
     EXPECT_EQ(hit.block_ids, (Ids{1, 2}));
     EXPECT_EQ(hit.num_tokens, 8);
-    EXPECT_EQ(manager.allocate_slots(1, prompt1, 0, 3, hit), std::optional<Ids>(Ids{4}));
+    EXPECT_EQ(allocate_computed(manager, 1, prompt1, 0, 3, hit), std::optional<Ids>(Ids{4}));
     EXPECT_EQ(table(manager, 1), (Ids{1, 2, 4}));
     EXPECT_EQ(manager.pool().ref_count(1), 2);
     EXPECT_EQ(manager.pool().ref_count(2), 2);
@@ -68,14 +76,14 @@ TEST(KvManagerTest, SharedPrefixIsReferencedByBothRequests) {
 TEST(KvManagerTest, DecodeFillsTheLastBlockThenAllocatesAndCaches) {
     KvManager manager = make_manager(11);
     Tokens prompt = token_range(0, 9);
-    ASSERT_EQ(manager.allocate_slots(0, prompt, 0, 9), std::optional<Ids>(Ids{1, 2, 3}));
+    ASSERT_EQ(allocate_computed(manager, 0, prompt, 0, 9), std::optional<Ids>(Ids{1, 2, 3}));
     for (TokenId token = 9; token < 12; ++token) {  // tokens 9..11 fit in block 3
         prompt.push_back(token);
-        EXPECT_EQ(manager.allocate_slots(0, prompt, token, 1), std::optional<Ids>(Ids{}));
+        EXPECT_EQ(allocate_computed(manager, 0, prompt, token, 1), std::optional<Ids>(Ids{}));
     }
     EXPECT_TRUE(manager.pool().block_hash(3).has_value());
     prompt.push_back(12);
-    EXPECT_EQ(manager.allocate_slots(0, prompt, 12, 1), std::optional<Ids>(Ids{4}));
+    EXPECT_EQ(allocate_computed(manager, 0, prompt, 12, 1), std::optional<Ids>(Ids{4}));
     EXPECT_EQ(table(manager, 0), (Ids{1, 2, 3, 4}));
     // The decoded block is found by a later request with the same tokens.
     EXPECT_EQ(manager.get_computed_blocks(prompt).block_ids, (Ids{1, 2, 3}));
@@ -84,20 +92,20 @@ TEST(KvManagerTest, DecodeFillsTheLastBlockThenAllocatesAndCaches) {
 TEST(KvManagerTest, TailBlocksAreEvictedFirst) {
     KvManager manager = make_manager(11);
     Tokens prompt = token_range(0, 12);
-    ASSERT_EQ(manager.allocate_slots(0, prompt, 0, 12), std::optional<Ids>(Ids{1, 2, 3}));
+    ASSERT_EQ(allocate_computed(manager, 0, prompt, 0, 12), std::optional<Ids>(Ids{1, 2, 3}));
     manager.free(0);
     EXPECT_EQ(manager.pool().free_queue(), (Ids{4, 5, 6, 7, 8, 9, 10, 3, 2, 1}));
     Tokens probe = concat(prompt, {99});
     EXPECT_EQ(manager.get_computed_blocks(probe).block_ids, (Ids{1, 2, 3}));
 
     Tokens other = token_range(1000, 1028);
-    EXPECT_EQ(manager.allocate_slots(1, other, 0, 28), std::optional<Ids>(Ids{4, 5, 6, 7, 8, 9, 10}));
+    EXPECT_EQ(allocate_computed(manager, 1, other, 0, 28), std::optional<Ids>(Ids{4, 5, 6, 7, 8, 9, 10}));
     EXPECT_EQ(manager.get_computed_blocks(probe).block_ids, (Ids{1, 2, 3}));  // only never-cached blocks used
     other.insert(other.end(), {1, 2, 3, 4});
-    EXPECT_EQ(manager.allocate_slots(1, other, 28, 4), std::optional<Ids>(Ids{3}));
+    EXPECT_EQ(allocate_computed(manager, 1, other, 28, 4), std::optional<Ids>(Ids{3}));
     EXPECT_EQ(manager.get_computed_blocks(probe).block_ids, (Ids{1, 2}));
     other.insert(other.end(), {5, 6, 7, 8});
-    EXPECT_EQ(manager.allocate_slots(1, other, 32, 4), std::optional<Ids>(Ids{2}));
+    EXPECT_EQ(allocate_computed(manager, 1, other, 32, 4), std::optional<Ids>(Ids{2}));
     EXPECT_EQ(manager.get_computed_blocks(probe).block_ids, (Ids{1}));
     EXPECT_EQ(manager.pool().stats().num_evicted_blocks, 2);
     EXPECT_EQ(manager.pool().num_cached_blocks(), 1 + 9);  // block 1 and request 1's nine full blocks
@@ -106,11 +114,11 @@ TEST(KvManagerTest, TailBlocksAreEvictedFirst) {
 TEST(KvManagerTest, NeverHitsTheWholePrompt) {
     KvManager manager = make_manager(11);
     Tokens prompt = token_range(0, 8);
-    ASSERT_EQ(manager.allocate_slots(0, prompt, 0, 8), std::optional<Ids>(Ids{1, 2}));
+    ASSERT_EQ(allocate_computed(manager, 0, prompt, 0, 8), std::optional<Ids>(Ids{1, 2}));
     ComputedBlocks hit = manager.get_computed_blocks(prompt);  // the last token must be computed
     EXPECT_EQ(hit.block_ids, (Ids{1}));
     EXPECT_EQ(hit.num_tokens, 4);
-    EXPECT_EQ(manager.allocate_slots(1, prompt, 0, 4, hit), std::optional<Ids>(Ids{3}));
+    EXPECT_EQ(allocate_computed(manager, 1, prompt, 0, 4, hit), std::optional<Ids>(Ids{3}));
     EXPECT_EQ(manager.get_computed_blocks(concat(prompt, {8})).block_ids, (Ids{1, 2}));
 }
 
@@ -119,9 +127,9 @@ TEST(KvManagerTest, SameTokensAfterADifferentPrefixDoNotHit) {
     Tokens a = concat(token_range(0, 8), {42});
     Tokens b = concat(concat(token_range(50, 54), token_range(4, 8)), {42});  // same second block as a
     Tokens c = concat(concat(token_range(0, 4), token_range(60, 64)), {42});  // same first block as a
-    ASSERT_TRUE(manager.allocate_slots(0, a, 0, 9).has_value());
+    ASSERT_TRUE(allocate_computed(manager, 0, a, 0, 9).has_value());
     EXPECT_TRUE(manager.get_computed_blocks(b).block_ids.empty());
-    ASSERT_EQ(manager.allocate_slots(1, b, 0, 9), std::optional<Ids>(Ids{4, 5, 6}));
+    ASSERT_EQ(allocate_computed(manager, 1, b, 0, 9), std::optional<Ids>(Ids{4, 5, 6}));
     EXPECT_EQ(manager.pool().num_cached_blocks(), 4);
     EXPECT_EQ(manager.get_computed_blocks(c).block_ids, (Ids{1}));
 }
@@ -129,9 +137,9 @@ TEST(KvManagerTest, SameTokensAfterADifferentPrefixDoNotHit) {
 TEST(KvManagerTest, AllocationFailureLeavesNoTrace) {
     KvManager manager = make_manager(6);  // 5 usable blocks
     Tokens prompt0 = token_range(0, 9);
-    ASSERT_EQ(manager.allocate_slots(0, prompt0, 0, 9), std::optional<Ids>(Ids{1, 2, 3}));
+    ASSERT_EQ(allocate_computed(manager, 0, prompt0, 0, 9), std::optional<Ids>(Ids{1, 2, 3}));
     manager.free(0);
-    ASSERT_EQ(manager.allocate_slots(1, token_range(500, 504), 0, 4), std::optional<Ids>(Ids{4}));
+    ASSERT_EQ(allocate_computed(manager, 1, token_range(500, 504), 0, 4), std::optional<Ids>(Ids{4}));
     ASSERT_EQ(manager.pool().free_queue(), (Ids{5, 3, 2, 1}));
 
     // 20 tokens need 5 blocks: 2 hit + 3 new, but the 2 hit blocks are among the 4 free ones.
@@ -139,7 +147,7 @@ TEST(KvManagerTest, AllocationFailureLeavesNoTrace) {
     ComputedBlocks hit = manager.get_computed_blocks(prompt2);
     ASSERT_EQ(hit.block_ids, (Ids{1, 2}));
     BlockPoolStats stats_before = manager.pool().stats();
-    EXPECT_EQ(manager.allocate_slots(2, prompt2, 0, 12, hit), std::nullopt);
+    EXPECT_EQ(allocate_computed(manager, 2, prompt2, 0, 12, hit), std::nullopt);
     EXPECT_EQ(manager.pool().free_queue(), (Ids{5, 3, 2, 1}));
     EXPECT_EQ(manager.pool().ref_count(1), 0);
     EXPECT_EQ(manager.pool().num_cached_blocks(), 3);  // 1, 2 and request 1's block 4
@@ -149,13 +157,13 @@ TEST(KvManagerTest, AllocationFailureLeavesNoTrace) {
 
     // Growing an existing request fails the same way and leaves its table alone.
     Tokens prompt1 = token_range(500, 524);
-    EXPECT_EQ(manager.allocate_slots(1, prompt1, 4, 20), std::nullopt);
+    EXPECT_EQ(allocate_computed(manager, 1, prompt1, 4, 20), std::nullopt);
     EXPECT_EQ(table(manager, 1), (Ids{4}));
 
     // 16 tokens fit: the hit blocks leave the queue first, so 5 and 3 are allocated (in ascending order), not 2
     // and 1.
     prompt2.resize(16);
-    EXPECT_EQ(manager.allocate_slots(2, prompt2, 0, 8, hit), std::optional<Ids>(Ids{3, 5}));
+    EXPECT_EQ(allocate_computed(manager, 2, prompt2, 0, 8, hit), std::optional<Ids>(Ids{3, 5}));
     EXPECT_EQ(table(manager, 2), (Ids{1, 2, 3, 5}));
     EXPECT_EQ(manager.num_free_blocks(), 0);
     EXPECT_DOUBLE_EQ(manager.usage(), 1.0);
@@ -167,8 +175,8 @@ TEST(KvManagerTest, IdenticalPromptsInOneStepDoNotShareButDoNotBreak) {
     Tokens prompt = token_range(0, 9);
     ComputedBlocks hit0 = manager.get_computed_blocks(prompt);
     ComputedBlocks hit1 = manager.get_computed_blocks(prompt);
-    EXPECT_EQ(manager.allocate_slots(0, prompt, 0, 9, hit0), std::optional<Ids>(Ids{1, 2, 3}));
-    EXPECT_EQ(manager.allocate_slots(1, prompt, 0, 9, hit1), std::optional<Ids>(Ids{4, 5, 6}));
+    EXPECT_EQ(allocate_computed(manager, 0, prompt, 0, 9, hit0), std::optional<Ids>(Ids{1, 2, 3}));
+    EXPECT_EQ(allocate_computed(manager, 1, prompt, 0, 9, hit1), std::optional<Ids>(Ids{4, 5, 6}));
     EXPECT_EQ(manager.pool().num_cached_blocks(), 2);  // request 1's copies stay uncached
     EXPECT_EQ(manager.get_computed_blocks(prompt).block_ids, (Ids{1, 2}));
     manager.free(0);
@@ -180,7 +188,7 @@ TEST(KvManagerTest, IdenticalPromptsInOneStepDoNotShareButDoNotBreak) {
 TEST(KvManagerTest, DisabledPrefixCachingNeverHits) {
     KvManager manager = make_manager(11, /*enable_prefix_caching=*/false);
     Tokens prompt = token_range(0, 9);
-    ASSERT_EQ(manager.allocate_slots(0, prompt, 0, 9), std::optional<Ids>(Ids{1, 2, 3}));
+    ASSERT_EQ(allocate_computed(manager, 0, prompt, 0, 9), std::optional<Ids>(Ids{1, 2, 3}));
     EXPECT_TRUE(manager.get_computed_blocks(prompt).block_ids.empty());
     EXPECT_EQ(manager.pool().num_cached_blocks(), 0);
     EXPECT_EQ(manager.prefix_cache_stats().num_queries, 0);
@@ -199,12 +207,12 @@ TEST(KvManagerTest, FreeingAnUnknownRequestIsANoOp) {
 TEST(KvManagerDeathTest, StalePrefixHitFailsTheCheck) {
     KvManager manager = make_manager(3);  // 2 usable blocks
     Tokens prompt = token_range(0, 5);
-    ASSERT_TRUE(manager.allocate_slots(0, prompt, 0, 5).has_value());
+    ASSERT_TRUE(allocate_computed(manager, 0, prompt, 0, 5).has_value());
     manager.free(0);
     ComputedBlocks hit = manager.get_computed_blocks(prompt);
     ASSERT_EQ(hit.block_ids, (Ids{1}));
-    ASSERT_EQ(manager.allocate_slots(1, token_range(100, 108), 0, 8), std::optional<Ids>(Ids{1, 2}));  // evicts 1
-    EXPECT_DEATH(manager.allocate_slots(2, prompt, 0, 1, hit), "stale prefix hit");
+    ASSERT_EQ(allocate_computed(manager, 1, token_range(100, 108), 0, 8), std::optional<Ids>(Ids{1, 2}));  // evicts 1
+    EXPECT_DEATH(allocate_computed(manager, 2, prompt, 0, 1, hit), "stale prefix hit");
 }
 
 TEST(KvCapacityTest, BlocksFromAMemoryBudget) {
@@ -220,6 +228,27 @@ TEST(KvCapacityTest, BlocksFromAMemoryBudget) {
     EXPECT_EQ(KvManager(config).num_token_slots(), 9 * 16);
     EXPECT_FALSE((KvCacheConfig{.block_size = 0, .num_blocks = 10}).validate().is_ok());
     EXPECT_FALSE((KvCacheConfig{.block_size = 16, .num_blocks = 1}).validate().is_ok());
+}
+
+// Only blocks whose KV was written are ever found: a request planned for a step and freed before the step ran (a
+// preemption by a more important arrival) leaves nothing in the prefix cache that a later request could hit.
+TEST(KvManagerTest, BlocksAreCachedOnlyOnceComputed) {
+    KvManager manager = make_manager(11);
+    Tokens prompt = token_range(0, 10);
+    ASSERT_EQ(manager.allocate_slots(0, prompt, 0, 10), std::optional<Ids>(Ids{1, 2, 3}));
+    EXPECT_EQ(manager.pool().num_cached_blocks(), 0);
+    EXPECT_TRUE(manager.get_computed_blocks(prompt).block_ids.empty()) << "allocated is not computed";
+    manager.free(0);  // preempted before its step ran
+    EXPECT_TRUE(manager.get_computed_blocks(prompt).block_ids.empty());
+
+    ASSERT_EQ(manager.allocate_slots(1, prompt, 0, 6), std::optional<Ids>(Ids{4, 5}));  // 1-3 went to the tail
+    manager.cache_computed_blocks(1, prompt, 6);  // a chunk of 6: one full block computed
+    EXPECT_EQ(manager.get_computed_blocks(prompt).block_ids, (Ids{4}));
+    ASSERT_EQ(manager.allocate_slots(1, prompt, 6, 4), std::optional<Ids>(Ids{6}));
+    EXPECT_EQ(manager.get_computed_blocks(prompt).block_ids, (Ids{4})) << "the second chunk has not run";
+    manager.cache_computed_blocks(1, prompt, 10);
+    EXPECT_EQ(manager.get_computed_blocks(prompt).block_ids, (Ids{4, 5}));
+    EXPECT_TRUE(manager.verify().is_ok()) << manager.verify().message();
 }
 
 }  // namespace

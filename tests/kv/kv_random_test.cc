@@ -106,6 +106,7 @@ private:
             contents_[block_id][pos % kBlockSize] = request.tokens[pos];
         }
         request.num_computed = begin + num_new_tokens;
+        manager_.cache_computed_blocks(request_id, request.tokens, request.num_computed);  // the step ran
         return true;
     }
 

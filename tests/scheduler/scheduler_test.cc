@@ -260,5 +260,28 @@ TEST(Scheduler, AbortFreesBlocksAtOnce) {
     EXPECT_EQ(h.scheduler.num_queued_tokens(), 0);
 }
 
+// A running request planned for a step and then preempted in the same schedule() by a more important arrival: the
+// blocks it was given for that step are never computed, so none may stay in the prefix cache. (They did: the victim,
+// or any request sharing its prefix, then resumed on KV that was never written.)
+TEST(Scheduler, BlocksOfAStepThatNeverRanAreNotCached) {
+    Harness h(config_with_budget(16), /*num_blocks=*/9);  // 8 usable blocks of 4 tokens
+    const RequestParams victim = make_request(1, 29, 1, /*priority=*/2);
+    ASSERT_TRUE(h.scheduler.add_request(victim).is_ok());
+    StepPlan first = h.scheduler.schedule();
+    ASSERT_EQ(first.requests, (Plan{{1, 0, 16}}));
+    h.run(first);
+    EXPECT_EQ(h.kv.get_computed_blocks(victim.prompt).num_tokens, 16);
+
+    // Step 2 plans the victim's next 13 tokens (4 new blocks, 3 of them full: the pool is full), then the arrival
+    // takes memory from it.
+    ASSERT_TRUE(h.scheduler.add_request(make_request(2, 8, 1, /*priority=*/0)).is_ok());
+    StepPlan second = h.scheduler.schedule();
+    ASSERT_EQ(second.preempted, (std::vector<RequestId>{1}));
+    ASSERT_EQ(second.requests, (Plan{{2, 0, 3}}));
+    EXPECT_EQ(h.kv.get_computed_blocks(victim.prompt).num_tokens, 16) << "only the blocks step 1 computed";
+    h.run(second);
+    EXPECT_EQ(h.kv.get_computed_blocks(victim.prompt).num_tokens, 16);
+}
+
 }  // namespace
 }  // namespace tern::scheduler

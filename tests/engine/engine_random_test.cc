@@ -1,0 +1,217 @@
+// Randomized add / abort / step runs of the engine with priorities, shared prefixes and a KV pool too small for the
+// load, so that running requests are preempted (also by more important arrivals, after they were planned in the same
+// step) and resumed from the prefix cache. At temperature 0 every token a request gets must equal the token of its
+// alone-run: a block served from the prefix cache whose KV was never written shows up as a different token. The KV
+// manager's invariants are checked after every step, and the run ends with every block free.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include <cstdio>
+#include <map>
+#include <random>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/engine.h"
+#include "synth/synth.h"
+
+namespace tern::engine {
+namespace {
+
+constexpr int kBlockSize = 4;
+constexpr int kMaxTokens = 10;
+
+// Greedy continuations of prompts, each run alone through an engine of its own configuration with prefix caching off.
+class AloneRuns {
+public:
+    AloneRuns(Model& model, ThreadPool& pool) {
+        EngineConfig config;
+        config.block_size = kBlockSize;  // attention walks keys one block at a time: the same blocks, the same bits
+        config.kv_cache_bytes = 16 << 20;
+        config.enable_prefix_caching = false;
+        auto engine = Engine::create(model, pool, config);
+        TERN_CHECK(engine.is_ok()) << engine.status().message();
+        engine_ = std::move(engine.value());
+    }
+
+    // The first kMaxTokens tokens `prompt` gets alone.
+    const std::vector<int32_t>& tokens(const std::vector<int32_t>& prompt) {
+        auto found = cache_.find(prompt);
+        if (found != cache_.end()) return found->second;
+        EngineRequest request{.id = 0, .prompt = prompt, .max_tokens = kMaxTokens};
+        request.sampling.temperature = 0.0f;
+        const Status added = engine_->add_request(request);
+        TERN_CHECK(added.is_ok()) << added.message();
+        std::vector<int32_t> tokens;
+        while (engine_->has_unfinished_requests()) {
+            auto outputs = engine_->step();
+            TERN_CHECK(outputs.is_ok()) << outputs.status().message();
+            for (const RequestOutput& output : outputs.value()) {
+                if (output.token) tokens.push_back(*output.token);
+            }
+        }
+        return cache_.emplace(prompt, std::move(tokens)).first->second;
+    }
+
+private:
+    std::unique_ptr<Engine> engine_;
+    std::map<std::vector<int32_t>, std::vector<int32_t>> cache_;
+};
+
+class EngineSimulation {
+public:
+    EngineSimulation(Model& model, ThreadPool& pool, AloneRuns& alone, uint32_t seed) : rng_(seed), alone_(alone) {
+        EngineConfig config;
+        config.block_size = kBlockSize;
+        const int num_blocks = uniform(12, 40);  // a request needs up to 10 blocks of 4 tokens
+        config.kv_cache_bytes = static_cast<uint64_t>((num_blocks + 1) *
+                                                      KvCache::bytes_per_block(model.hparams(), kBlockSize, config.kv_type));
+        config.max_batched_tokens = uniform(4, 20);
+        config.max_running = uniform(2, 8);
+        config.max_queued_requests = 8;
+        auto engine = Engine::create(model, pool, config);
+        TERN_CHECK(engine.is_ok()) << engine.status().message();
+        engine_ = std::move(engine.value());
+        for (int idx = 0; idx < 3; ++idx) prefixes_.push_back(random_tokens(24));
+        for (int idx = 0; idx < 4; ++idx) tails_.push_back(random_tokens(12));
+    }
+
+    // One random operation; returns false once a check failed.
+    bool op() {
+        const int choice = uniform(0, 9);
+        if (choice < 4) {
+            add();
+        } else if (choice == 3 && !live_.empty()) {
+            abort_one();
+        } else {
+            step();
+        }
+        return !::testing::Test::HasFailure();
+    }
+
+    void drain() {
+        for (int idx = 0; idx < 5000 && engine_->has_unfinished_requests(); ++idx) step();
+        EXPECT_FALSE(engine_->has_unfinished_requests()) << "the engine stopped making progress";
+        EXPECT_TRUE(live_.empty());
+        EXPECT_EQ(engine_->stats().kv_usage, 0.0) << "leaked blocks";
+    }
+
+    int64_t num_steps() const { return num_steps_; }
+    EngineStats stats() const { return engine_->stats(); }
+
+private:
+    struct Live {
+        std::vector<int32_t> prompt;
+        std::vector<int32_t> tokens;
+        int max_tokens;
+    };
+
+    int uniform(int low, int high) { return std::uniform_int_distribution<int>(low, high)(rng_); }
+    std::vector<int32_t> random_tokens(int count) {
+        std::vector<int32_t> tokens(static_cast<size_t>(count));
+        for (int32_t& token : tokens) token = uniform(3, 300);
+        return tokens;
+    }
+
+    // Prompts come from a small set (prefix x cut x tail x tail length), so that many share prefixes and the
+    // alone-runs are few. Half the requests are long and unimportant (prefilled over several steps), half short and
+    // urgent: an urgent arrival preempts a long request in the middle of its prefill, after the step that was to
+    // compute its next chunk was planned.
+    void add() {
+        const bool urgent = uniform(0, 1) == 0;
+        std::vector<int32_t> prompt = prefixes_[static_cast<size_t>(uniform(0, 2))];
+        prompt.resize(static_cast<size_t>(urgent ? 4 * uniform(0, 2) : 4 * uniform(3, 6)));
+        const auto& tail = tails_[static_cast<size_t>(uniform(0, 3))];
+        prompt.insert(prompt.end(), tail.begin(), tail.begin() + (urgent ? uniform(1, 4) : 4 * uniform(0, 2) + 1));
+        EngineRequest request{.id = next_id_++, .prompt = prompt, .max_tokens = uniform(1, kMaxTokens),
+                              .priority = urgent ? uniform(0, 1) : 2};
+        request.sampling.temperature = 0.0f;
+        const Status added = engine_->add_request(request);
+        if (added.code() == StatusCode::kResourceExhausted) return;  // the waiting queue is full
+        ASSERT_TRUE(added.is_ok()) << added.message();
+        live_[request.id] = Live{std::move(prompt), {}, request.max_tokens};
+    }
+
+    void abort_one() {
+        auto it = live_.begin();
+        std::advance(it, uniform(0, static_cast<int>(live_.size()) - 1));
+        ASSERT_TRUE(engine_->abort(it->first).is_ok());
+        live_.erase(it);
+    }
+
+    void step() {
+        auto outputs = engine_->step();
+        ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+        ++num_steps_;
+        for (const RequestOutput& output : outputs.value()) check_output(output);
+        const Status verified = engine_->verify();
+        ASSERT_TRUE(verified.is_ok()) << "after step " << num_steps_ << ": " << verified.message();
+    }
+
+    void check_output(const RequestOutput& output) {
+        auto found = live_.find(output.id);
+        if (found == live_.end()) {
+            EXPECT_EQ(output.finish_reason, FinishReason::kAbort) << "output for request " << output.id;
+            return;
+        }
+        Live& live = found->second;
+        if (output.token) {
+            const std::vector<int32_t>& expected = alone_.tokens(live.prompt);
+            const size_t position = live.tokens.size();
+            ASSERT_LT(position, expected.size());
+            ASSERT_EQ(*output.token, expected[position])
+                << "request " << output.id << " token " << position << " differs from its alone-run (step "
+                << num_steps_ << ", prompt of " << live.prompt.size() << " tokens)";
+            live.tokens.push_back(*output.token);
+        }
+        if (output.finish_reason) {
+            EXPECT_EQ(*output.finish_reason, FinishReason::kLength);
+            EXPECT_EQ(live.tokens.size(), static_cast<size_t>(live.max_tokens));
+            live_.erase(found);
+        }
+    }
+
+    std::mt19937 rng_;
+    AloneRuns& alone_;
+    std::unique_ptr<Engine> engine_;
+    std::vector<std::vector<int32_t>> prefixes_;
+    std::vector<std::vector<int32_t>> tails_;
+    std::map<RequestId, Live> live_;
+    RequestId next_id_ = 1;
+    int64_t num_steps_ = 0;
+};
+
+TEST(EngineRandom, PrioritiesPreemptionAndPrefixCacheMatchAloneRuns) {
+    std::filesystem::create_directories(TERN_TEST_TMP);
+    ThreadPool pool(2);
+    const std::string path = std::string(TERN_TEST_TMP) + "/engine-random-q8_0.gguf";
+    ASSERT_TRUE(write_synth_model(*find_preset("tiny"), SynthOptions{DType::kQ8_0, 5}, path, &pool).is_ok());
+    auto model = Model::load(path);
+    ASSERT_TRUE(model.is_ok()) << model.status().message();
+    AloneRuns alone(*model.value(), pool);
+    int64_t total_steps = 0;
+    int64_t preemptions = 0;
+    int64_t hit_tokens = 0;
+    uint32_t seed = 1;
+    for (; total_steps < 10000; ++seed) {
+        SCOPED_TRACE("seed " + std::to_string(seed));
+        EngineSimulation simulation(*model.value(), pool, alone, seed);
+        for (int op = 0; op < 3000; ++op) {
+            if (!simulation.op()) return;
+        }
+        simulation.drain();
+        if (HasFailure()) return;
+        total_steps += simulation.num_steps();
+        preemptions += simulation.stats().num_preemptions;
+        hit_tokens += simulation.stats().prefix_cache.num_hit_tokens;
+    }
+    std::printf("%lld steps over %u seeds: %lld preemptions, %lld prompt tokens from the prefix cache\n",
+                static_cast<long long>(total_steps), seed - 1, static_cast<long long>(preemptions),
+                static_cast<long long>(hit_tokens));
+    EXPECT_GT(preemptions, 50) << "the pools were meant to be short";
+    EXPECT_GT(hit_tokens, 1000) << "the prompts were meant to share prefixes";
+}
+
+}  // namespace
+}  // namespace tern::engine
