@@ -38,10 +38,7 @@ Sampler::Sampler(const SamplingParams& params, int32_t vocab_size)
     TERN_CHECK(status.is_ok()) << "Sampler built from invalid SamplingParams: " << status.message();
     TERN_CHECK(vocab_size > 0) << "vocab_size must be > 0, got " << vocab_size;
     track_window_ = params.repetition_penalty != 1.0f && params.penalty_last_n != 0;
-    if (track_window_) window_counts_.assign(vocab_size, 0);
     track_output_ = params.presence_penalty != 0.0f || params.frequency_penalty != 0.0f;
-    if (track_output_) output_counts_.assign(vocab_size, 0);
-    candidates_.resize(vocab_size);
     if (params.top_p < 1.0f) bucket_mass_.resize(kNumTopPBuckets);
 }
 
@@ -68,7 +65,9 @@ void Sampler::push_window(int32_t token) {
             const int32_t evicted = ring_[ring_head_];
             ring_[ring_head_] = token;
             ring_head_ = (ring_head_ + 1) % capacity;
-            if (--window_counts_[evicted] == 0) {
+            auto evicted_count = window_counts_.find(evicted);
+            if (--evicted_count->second == 0) {
+                window_counts_.erase(evicted_count);
                 // Linear in the number of distinct tokens in the window, which is at most penalty_last_n.
                 auto it = std::find(window_tokens_.begin(), window_tokens_.end(), evicted);
                 *it = window_tokens_.back();
@@ -80,13 +79,15 @@ void Sampler::push_window(int32_t token) {
 }
 
 float Sampler::penalized(int32_t token, float logit) const {
-    if (track_window_ && window_counts_[token] > 0) {
+    if (track_window_ && window_counts_.contains(token)) {
         const float penalty = params_.repetition_penalty;
         logit = logit > 0.0f ? logit / penalty : logit * penalty;
     }
     if (track_output_) {
-        const int32_t count = output_counts_[token];
-        if (count > 0) logit -= params_.presence_penalty + params_.frequency_penalty * static_cast<float>(count);
+        auto count = output_counts_.find(token);
+        if (count != output_counts_.end()) {
+            logit -= params_.presence_penalty + params_.frequency_penalty * static_cast<float>(count->second);
+        }
     }
     return logit;
 }
@@ -99,7 +100,7 @@ void Sampler::for_each_penalized(RefFn&& ref) const {
         logit = penalized(token, logit);
     }
     for (int32_t token : output_tokens_) {
-        if (track_window_ && window_counts_[token] > 0) continue;  // done in the loop above
+        if (track_window_ && window_counts_.contains(token)) continue;  // done in the loop above
         float& logit = ref(token);
         logit = penalized(token, logit);
     }
@@ -109,7 +110,17 @@ void Sampler::apply_penalties(float* logits) const {
     for_each_penalized([logits](int32_t token) -> float& { return logits[token]; });
 }
 
+// One candidate buffer per thread, not per sampler: a server holds a sampler for every request it has admitted,
+// waiting ones included, and 12 bytes per vocabulary entry each (1.8 MB for a 152k vocabulary) added up to gigabytes
+// with a full queue. Samplers on one thread never sample at the same time, so they can share it.
+Sampler::Candidate* Sampler::thread_candidates(int32_t vocab_size) {
+    thread_local std::vector<Candidate> buffer;
+    if (buffer.size() < static_cast<size_t>(vocab_size)) buffer.resize(static_cast<size_t>(vocab_size));
+    return buffer.data();
+}
+
 void Sampler::fill_candidates(const float* logits) {
+    candidates_ = thread_candidates(vocab_size_);
     for (int32_t id = 0; id < vocab_size_; ++id) candidates_[id] = {id, sanitize(logits[id]), 0.0f};
     num_candidates_ = static_cast<size_t>(vocab_size_);
 }
@@ -144,8 +155,8 @@ int32_t Sampler::argmax_candidates() const {
 void Sampler::keep_top_k(size_t k) {
     // One pass keeping a heap of the k best so far in candidates_[0, k) (slots the scan has already read), worst
     // on top. Few tokens beat the current worst in practice, so this is O(V) plus O(k log k); O(V log k) at worst.
-    const auto begin = candidates_.begin();
-    const auto heap_end = begin + static_cast<std::ptrdiff_t>(k);
+    Candidate* const begin = candidates_;
+    Candidate* const heap_end = begin + static_cast<std::ptrdiff_t>(k);
     std::make_heap(begin, heap_end, ranks_before<Candidate>);
     for (size_t idx = k; idx < num_candidates_; ++idx) {
         const Candidate candidate = candidates_[idx];
@@ -197,8 +208,8 @@ double Sampler::keep_top_p(double total) {
     while (crossing + 1 < kNumTopPBuckets && mass_before + bucket_mass_[crossing] < target) {
         mass_before += bucket_mass_[crossing++];
     }
-    const auto begin = candidates_.begin();
-    const auto end = begin + static_cast<std::ptrdiff_t>(num_candidates_);
+    Candidate* const begin = candidates_;
+    Candidate* const end = begin + num_candidates_;
     const auto better_end =
         std::partition(begin, end, [&](const Candidate& c) { return top_p_bucket(c.logit) < crossing; });
     const auto crossing_end =
@@ -250,15 +261,14 @@ std::vector<std::pair<int32_t, float>> Sampler::top_logprobs(const float* logits
     const size_t count = static_cast<size_t>(std::clamp(n, 0, vocab_size_));
     fill_candidates(logits);
     float max_logit = kNegInf;
-    for (const Candidate& candidate : candidates_) max_logit = std::max(max_logit, candidate.logit);
+    for (size_t idx = 0; idx < num_candidates_; ++idx) max_logit = std::max(max_logit, candidates_[idx].logit);
     TERN_CHECK(max_logit > kNegInf) << "every logit is -inf or NaN: log-softmax is undefined";
     double sum = 0.0;
-    for (const Candidate& candidate : candidates_) sum += std::exp(candidate.logit - max_logit);
+    for (size_t idx = 0; idx < num_candidates_; ++idx) sum += std::exp(candidates_[idx].logit - max_logit);
     const double log_sum = std::log(sum);
 
     if (count < num_candidates_ && count > 0) keep_top_k(count);
-    const auto begin = candidates_.begin();
-    std::sort(begin, begin + static_cast<std::ptrdiff_t>(count), ranks_before<Candidate>);
+    std::sort(candidates_, candidates_ + count, ranks_before<Candidate>);
     std::vector<std::pair<int32_t, float>> result;
     result.reserve(count);
     for (size_t idx = 0; idx < count; ++idx) {

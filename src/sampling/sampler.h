@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <random>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -28,8 +29,8 @@ namespace tern {
 // finite logit is a caller bug and fails a TERN_CHECK.
 //
 // Cost per sample() for a vocabulary of V: O(V) to copy, penalise and exponentiate; top-k is one O(V) pass (O(V log k)
-// at worst); top-p sorts only the tokens close to its cut. Memory: 12 bytes per vocabulary entry for the candidate
-// buffer, plus 4 per entry for each penalty family in use (repetition; presence/frequency).
+// at worst); top-p sorts only the tokens close to its cut. Memory: a candidate buffer of 12 bytes per vocabulary entry
+// shared by the samplers of one thread; per sampler, only its penalty history (O(distinct tokens seen), not O(V)).
 class Sampler {
 public:
     // `params` must pass validate() and `vocab_size` must be > 0 (both checked; validate user input first).
@@ -44,7 +45,7 @@ public:
     void accept(int32_t token);
 
     // Returns a token id in [0, vocab_size) for `logits`, a row of vocab_size floats that is only read.
-    // Reuses member buffers: no heap allocation per call.
+    // Reuses the thread's candidate buffer: no heap allocation per call (after a thread's first).
     int32_t sample(const float* logits);
 
     // The `n` most likely tokens of log_softmax(logits) with their log-probabilities, most likely first (ties to
@@ -67,6 +68,7 @@ private:
         float weight;  // exp((logit - max_logit) / temperature): unnormalised probability, 1 for the best token
     };
 
+    static Candidate* thread_candidates(int32_t vocab_size);
     void push_window(int32_t token);
     float penalized(int32_t token, float logit) const;
     template <typename RefFn>
@@ -91,16 +93,17 @@ private:
     bool track_window_ = false;
     std::vector<int32_t> ring_;
     size_t ring_head_ = 0;
-    std::vector<int32_t> window_counts_;
+    std::unordered_map<int32_t, int32_t> window_counts_;  // tokens with a count of 0 are absent
     std::vector<int32_t> window_tokens_;
 
     // Presence/frequency: per-token counts over the output and the distinct tokens with a non-zero count.
     bool track_output_ = false;
-    std::vector<int32_t> output_counts_;
+    std::unordered_map<int32_t, int32_t> output_counts_;
     std::vector<int32_t> output_tokens_;
 
-    // Candidates [0, num_candidates_) survive, in no particular order.
-    std::vector<Candidate> candidates_;
+    // Candidates [0, num_candidates_) survive, in no particular order; the buffer is the thread's (set by
+    // fill_candidates, valid during one sample() or top_logprobs() call).
+    Candidate* candidates_ = nullptr;
     size_t num_candidates_ = 0;
     float max_logit_ = 0.0f;            // best surviving logit, set by compute_weights()
     std::vector<double> bucket_mass_;   // top-p histogram; sized only when top_p is on
