@@ -1,9 +1,11 @@
 // tern serve: the OpenAI-compatible HTTP server. Listens at once (/health answers, /ready says 503), loads the model,
 // warms the engine up, then turns ready; SIGTERM / SIGINT stop new requests, let in-flight ones finish within
-// --drain-timeout, and exit 0.
+// --drain-timeout, and exit 0 (during loading they end the process at once). A model that fails to load is one error
+// line and exit 1; so is an engine thread that dies while serving (its requests get 500), for a supervisor to restart.
 #include <fmt/format.h>
 #include <signal.h>
 
+#include <atomic>
 #include <cstdio>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -11,6 +13,7 @@
 
 #include "apps/commands.h"
 #include "apps/engine_flags.h"
+#include "apps/serve_events.h"
 #include "base/log.h"
 #include "server/chat_prompt.h"
 #include "server/http_server.h"
@@ -31,6 +34,9 @@ struct ServeOptions {
     double drain_timeout_s = 30;
     int64_t max_body_bytes = 8 << 20;
     int timeout_s = 30;
+    int keep_alive_timeout_s = 15;
+    int max_connections = 10000;
+    int64_t max_header_bytes = 64 << 10;
     EngineFlags engine;
 };
 
@@ -62,16 +68,6 @@ Status warm_up(engine::Engine& engine) {
     return Status::ok();
 }
 
-int wait_for_signal() {
-    sigset_t signals;
-    sigemptyset(&signals);
-    sigaddset(&signals, SIGTERM);
-    sigaddset(&signals, SIGINT);
-    int received = 0;
-    sigwait(&signals, &received);
-    return received;
-}
-
 int64_t weight_bytes(const Model& model) {
     int64_t total = 0;
     for (const GgufTensorInfo& info : model.file().tensors()) total += info.num_bytes;
@@ -96,79 +92,142 @@ void register_serve(CLI::App& app) {
     command->add_option("--drain-timeout", options->drain_timeout_s, "Seconds to finish requests on SIGTERM")
         ->capture_default_str();
     command->add_option("--max-body-bytes", options->max_body_bytes, "Largest request body")->capture_default_str();
-    command->add_option("--timeout", options->timeout_s, "Seconds a client may stay silent (read) or unread (write)")
+    command->add_option("--timeout", options->timeout_s,
+                        "Seconds a client has to send a whole request, and may leave a response unread")
         ->capture_default_str();
+    command->add_option("--keep-alive-timeout", options->keep_alive_timeout_s,
+                        "Seconds an idle keep-alive connection is kept open")
+        ->capture_default_str()->check(CLI::Range(1, 3600));
+    command->add_option("--max-connections", options->max_connections, "Open connections beyond which new ones close")
+        ->capture_default_str()->check(CLI::Range(1, 1000000));
+    command->add_option("--max-header-bytes", options->max_header_bytes, "Largest request line and headers (431)")
+        ->capture_default_str()->check(CLI::Range(int64_t{1024}, int64_t{16} << 20));
     add_engine_flags(command, &options->engine);
     set_action(command, [options] { return run_serve(*options); });
 }
 
 namespace {
 
-Status run_serve(const ServeOptions& options) {
-    // Signals go to sigwait() only: block them before any thread starts, so every thread inherits the mask.
-    sigset_t signals;
-    sigemptyset(&signals);
-    sigaddset(&signals, SIGTERM);
-    sigaddset(&signals, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-    signal(SIGPIPE, SIG_IGN);
+// Everything the HTTP handlers and the engine thread reach. Members are destroyed in reverse order: the context, then
+// the engine (joining its thread, whose observers use the metrics), then the metrics, the pool and the model.
+struct ServingState {
+    std::unique_ptr<Model> model;
+    std::unique_ptr<Tokenizer> tokenizer;
+    server::ChatPrompt chat;
+    std::unique_ptr<ThreadPool> pool;
+    std::unique_ptr<server::ServerMetrics> metrics;
+    std::atomic<server::ServerMetrics*> published_metrics{nullptr};  // what /metrics renders, once complete
+    std::unique_ptr<serving::AsyncEngine> engine;
+    std::unique_ptr<server::ServingContext> context;
+};
 
-    TERN_ASSIGN_OR_RETURN(engine::EngineConfig config, engine_config_from_flags(options.engine));
+// The HTTP server's thread; stops it and waits for every handler before the serving state it uses is destroyed.
+class HttpThread {
+public:
+    explicit HttpThread(server::HttpServer& http) : http_(http), thread_([&http] { http.serve(); }) {}
+    ~HttpThread() {
+        http_.stop();
+        thread_.join();
+    }
+
+private:
+    server::HttpServer& http_;
+    std::thread thread_;
+};
+
+Result<server::HttpOptions> http_options_from(const ServeOptions& options) {
     server::HttpOptions http_options;
     http_options.host = options.host;
     http_options.port = options.port;
     http_options.max_body_bytes = static_cast<size_t>(options.max_body_bytes);
     http_options.read_timeout_s = options.timeout_s;
     http_options.write_timeout_s = options.timeout_s;
+    http_options.idle_timeout_s = options.keep_alive_timeout_s;
+    http_options.max_connections = options.max_connections;
+    http_options.max_header_bytes = static_cast<size_t>(options.max_header_bytes);
     if (!options.api_key_file.empty()) {
         TERN_ASSIGN_OR_RETURN(http_options.api_keys, server::ApiKeys::from_file(options.api_key_file, options.api_keys));
     } else {
         http_options.api_keys = server::ApiKeys(options.api_keys);
     }
-    std::unique_ptr<server::ServerMetrics> metrics;
-    server::HttpServer http(http_options, [&metrics] { return metrics ? metrics->render() : std::string(); },
-                            log_request);
-    TERN_RETURN_IF_ERROR(http.bind());
-    std::thread http_thread([&http] { http.serve(); });
-    struct StopHttp {
-        server::HttpServer& http;
-        std::thread& thread;
-        ~StopHttp() { http.stop(), thread.join(); }
-    } stop_http{http, http_thread};
-    log_info("listening on http://{}:{} (not ready until the model is loaded)", options.host, http.bound_port());
+    return http_options;
+}
 
-    TERN_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::load(options.model_path));
-    TERN_ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tokenizer, Tokenizer::from_gguf(model->file()));
-    TERN_ASSIGN_OR_RETURN(server::ChatPrompt chat, server::make_chat_prompt(model->file(), *tokenizer,
-                                                                            options.chat_template));
-    if (chat.source == "fallback") log_warn("the model has no chat template: chat requests use the plain format");
-    ThreadPool pool(options.num_threads);
-    TERN_ASSIGN_OR_RETURN(std::unique_ptr<engine::Engine> engine, engine::Engine::create(*model, pool, config));
+// Loads the model, warms the engine up and starts the engine thread; `on_failure` hears if that thread dies.
+Status load_serving_state(const ServeOptions& options, const engine::EngineConfig& config, ServingState& state,
+                          serving::AsyncEngine::FailureObserver on_failure) {
+    TERN_ASSIGN_OR_RETURN(state.model, Model::load(options.model_path));
+    TERN_ASSIGN_OR_RETURN(state.tokenizer, Tokenizer::from_gguf(state.model->file()));
+    TERN_ASSIGN_OR_RETURN(state.chat, server::make_chat_prompt(state.model->file(), *state.tokenizer,
+                                                               options.chat_template));
+    if (state.chat.source == "fallback") log_warn("the model has no chat template: chat requests use the plain format");
+    state.pool = std::make_unique<ThreadPool>(options.num_threads);
+    TERN_ASSIGN_OR_RETURN(std::unique_ptr<engine::Engine> engine,
+                          engine::Engine::create(*state.model, *state.pool, config));
     TERN_RETURN_IF_ERROR(warm_up(*engine));
-    TERN_ASSIGN_OR_RETURN(metrics, server::ServerMetrics::create(weight_bytes(*model), engine->capacity().kv_bytes));
-    const engine::EngineCapacity capacity = engine->capacity();
-    serving::AsyncEngine async_engine(
-        std::move(engine), [&metrics](const engine::RequestOutput& output) { metrics->on_finish(output); },
-        [&metrics](const engine::EngineStats& stats) { metrics->on_step(stats); });
-    metrics->attach(async_engine);
+    TERN_ASSIGN_OR_RETURN(state.metrics,
+                          server::ServerMetrics::create(weight_bytes(*state.model), engine->capacity().kv_bytes));
+    server::ServerMetrics* metrics = state.metrics.get();
+    state.engine = std::make_unique<serving::AsyncEngine>(
+        std::move(engine), [metrics](const engine::RequestOutput& output) { metrics->on_finish(output); },
+        [metrics](const engine::EngineStats& stats) { metrics->on_step(stats); }, std::move(on_failure));
+    metrics->attach(*state.engine);
+    state.published_metrics.store(metrics);
     const std::string model_name = options.served_model_name.empty() ? options.model_path : options.served_model_name;
-    server::ServingContext context{async_engine, *tokenizer, model_name, capacity.max_model_len, chat.render};
-    http.set_context(&context);
+    state.context = std::make_unique<server::ServingContext>(server::ServingContext{
+        *state.engine, *state.tokenizer, model_name, state.engine->capacity().max_model_len, state.chat.render});
+    return Status::ok();
+}
+
+void log_serving(const ServeOptions& options, const engine::EngineConfig& config, const ServingState& state,
+                 const server::HttpOptions& http_options) {
     log_info("serving '{}': {} threads, kernels {}, {} ({}), max batched tokens {}, max running {}, queue {} "
              "requests / {} tokens, prefix cache {}, chat template: {}, API keys: {}",
-             model_name, options.num_threads, kernels::isa_name(model->kernel_table().isa), capacity.describe(),
-             kv_type_name(config.kv_type), config.max_batched_tokens, config.max_running, config.max_queued_requests,
-             config.max_queued_tokens, config.enable_prefix_caching ? "on" : "off", chat.source,
+             state.context->model_name, options.num_threads, kernels::isa_name(state.model->kernel_table().isa),
+             state.engine->capacity().describe(), kv_type_name(config.kv_type), config.max_batched_tokens,
+             config.max_running, config.max_queued_requests, config.max_queued_tokens,
+             config.enable_prefix_caching ? "on" : "off", state.chat.source,
              http_options.api_keys.enabled() ? "required" : "none");
+}
+
+// Serves until a signal (drain, then exit 0) or an engine failure (exit 1 with the reason).
+Status serve_until_stopped(const ServeOptions& options, ServeEvents& events, server::HttpServer& http,
+                           ServingState& state) {
+    events.begin_serving();
     http.set_ready(true);
     log_info("ready on http://{}:{}", options.host, http.bound_port());
-
-    const int received = wait_for_signal();
-    log_info("{}: draining (up to {} s)", received == SIGTERM ? "SIGTERM" : "SIGINT", options.drain_timeout_s);
-    const bool drained = async_engine.drain(std::chrono::milliseconds(static_cast<int64_t>(options.drain_timeout_s * 1000)));
-    log_info("{}", drained ? "all requests finished; exiting" : "drain timeout: remaining requests aborted; exiting");
-    http.set_context(nullptr);
+    const ServeEvents::Event event = events.wait();
+    http.set_ready(false);
+    if (event.kind == ServeEvents::Kind::kEngineFailure) {
+        return internal_error(event.reason + "; exiting so that a supervisor can restart the server");
+    }
+    log_info("{}: draining (up to {} s)", event.signal == SIGTERM ? "SIGTERM" : "SIGINT", options.drain_timeout_s);
+    const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(options.drain_timeout_s * 1000));
+    const bool drained = state.engine->drain(timeout);
+    log_info("{}", drained ? "all requests finished; exiting" : "drain timeout: remaining requests failed; exiting");
     return Status::ok();
+}
+
+Status run_serve(const ServeOptions& options) {
+    ServeEvents events;  // first: the signal mask must be in place before any other thread starts
+    TERN_ASSIGN_OR_RETURN(engine::EngineConfig config, engine_config_from_flags(options.engine));
+    TERN_ASSIGN_OR_RETURN(server::HttpOptions http_options, http_options_from(options));
+    ServingState state;  // declared before the HTTP server: it outlives every handler
+    server::HttpServer http(
+        http_options,
+        [&state] {
+            server::ServerMetrics* metrics = state.published_metrics.load();
+            return metrics != nullptr ? metrics->render() : std::string();
+        },
+        log_request);
+    TERN_RETURN_IF_ERROR(http.bind());
+    HttpThread http_thread(http);
+    log_info("listening on http://{}:{} (not ready until the model is loaded)", options.host, http.bound_port());
+    TERN_RETURN_IF_ERROR(load_serving_state(options, config, state,
+                                            [&events](const std::string& reason) { events.engine_failed(reason); }));
+    http.set_context(state.context.get());
+    log_serving(options, config, state, http_options);
+    return serve_until_stopped(options, events, http, state);
 }
 
 }  // namespace

@@ -25,5 +25,9 @@ template <typename... Args>
 void log_warn(fmt::format_string<Args...> format, Args&&... args) {
     if (log_level() <= LogLevel::kWarn) log_line(LogLevel::kWarn, fmt::format(format, std::forward<Args>(args)...));
 }
+template <typename... Args>
+void log_error(fmt::format_string<Args...> format, Args&&... args) {
+    log_line(LogLevel::kError, fmt::format(format, std::forward<Args>(args)...));
+}
 
 }  // namespace tern

@@ -23,10 +23,13 @@ std::vector<int32_t> stop_token_ids(const Tokenizer& tokenizer) {
     return ids;
 }
 
+// The HTTP status of an engine-side failure: a full queue is the client's to retry later (429), a server that is
+// stopping or restarting is 503, a failure of the engine itself 500, and the rest is bad input (400).
 Outcome submit_failure(const Status& status) {
     switch (status.code()) {
         case StatusCode::kResourceExhausted: return error_outcome(429, status.message());
         case StatusCode::kUnavailable: return error_outcome(503, status.message());
+        case StatusCode::kInternal: return error_outcome(500, status.message());
         default: return error_outcome(400, status.message());
     }
 }
@@ -36,7 +39,14 @@ Outcome submit_failure(const Status& status) {
 ChoiceRunner::ChoiceRunner(ServingContext& context, const PreparedRequest& prepared)
     : context_(context), prepared_(prepared) {}
 
-ChoiceRunner::~ChoiceRunner() { abort_all(); }
+ChoiceRunner::~ChoiceRunner() {
+    for (auto& choice : choices_) choice->stream->set_listener(nullptr);
+    abort_all();
+}
+
+void ChoiceRunner::set_listener(const std::function<void()>& listener) {
+    for (auto& choice : choices_) choice->stream->set_listener(listener);
+}
 
 // `arrival`: when the HTTP request was received, so that the server's TTFT and queue time include the wait for
 // the engine thread to take the request (a step may be running), as a client sees it.
@@ -96,6 +106,13 @@ std::optional<ChoiceDelta> ChoiceRunner::next(std::chrono::milliseconds timeout)
             abort_all();
         }
         return std::nullopt;
+    }
+    return std::nullopt;
+}
+
+std::optional<ChoiceDelta> ChoiceRunner::next_ready() {
+    for (size_t tried = 0; tried < choices_.size() && !done(); ++tried) {
+        if (std::optional<ChoiceDelta> delta = next(std::chrono::milliseconds(0))) return delta;
     }
     return std::nullopt;
 }

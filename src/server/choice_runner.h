@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,9 +31,15 @@ public:
     std::optional<Outcome> submit(std::chrono::steady_clock::time_point arrival);
     // Waits (up to `timeout`) for the next output of any choice; nullopt when nothing came.
     std::optional<ChoiceDelta> next(std::chrono::milliseconds timeout);
+    // The next output of any choice that has one now, without waiting.
+    std::optional<ChoiceDelta> next_ready();
+    // `listener` is called on the engine thread whenever a choice gets an output (see RequestStream::set_listener);
+    // the destructor clears it before anything else goes.
+    void set_listener(const std::function<void()>& listener);
     bool done() const;
     void abort_all();
-    // An engine-side rejection after submit (rare: a race with the queue limits), if any.
+    // Why a choice failed after submit, if one did: an engine-side rejection (a race with the queue limits), the drain
+    // timeout (503) or an engine failure (500).
     std::optional<Outcome> failure() const { return failure_; }
 
     const std::vector<ChoiceResult>& results() const { return results_; }

@@ -117,39 +117,71 @@ Outcome finish_outcome(const ChoiceRunner& runner, Clock::time_point start) {
 
 }  // namespace
 
+ResponseProducer::ResponseProducer(ChoiceRunner& runner, const PreparedRequest& prepared, Clock::time_point start)
+    : runner_(runner), prepared_(prepared), start_(start) {}
+
+bool ResponseProducer::poll(std::chrono::milliseconds wait, std::vector<std::string>& events) {
+    if (finished_) return true;
+    std::optional<ChoiceDelta> delta = runner_.next(wait);
+    while (delta) {
+        take(*delta, events);
+        delta = runner_.next_ready();
+    }
+    if (runner_.done()) finish(events);
+    return finished_;
+}
+
+void ResponseProducer::take(const ChoiceDelta& delta, std::vector<std::string>& events) {
+    if (!prepared_.request.stream) return;  // the runner keeps the whole text
+    if (delta.text.empty() && delta.logprobs.empty() && !delta.finish_reason && !delta.first) return;
+    const auto chunk = stream_chunk(prepared_.meta, delta.index, delta.text, delta.logprobs, delta.finish_reason,
+                                    delta.first);
+    events.push_back(chunk.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+void ResponseProducer::finish(std::vector<std::string>& events) {
+    finished_ = true;
+    if (auto failure = runner_.failure()) {
+        outcome_ = *failure;
+        if (prepared_.request.stream) {  // the 200 and earlier chunks are sent: the error is an event
+            events.push_back(outcome_.body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+            events.push_back("[DONE]");
+        }
+        return;
+    }
+    outcome_ = finish_outcome(runner_, start_);
+    if (!prepared_.request.stream) {
+        outcome_.body = completion_response(prepared_.meta, runner_.results(), runner_.usage());
+        return;
+    }
+    if (prepared_.request.include_usage) events.push_back(usage_chunk(prepared_.meta, runner_.usage()).dump());
+    events.push_back("[DONE]");
+}
+
+void ResponseProducer::client_gone() {
+    if (finished_) return;
+    runner_.abort_all();  // frees the KV at once
+    finished_ = true;
+    outcome_ = finish_outcome(runner_, start_);
+    outcome_.status = 499;  // nginx's "client closed request", for the log only
+    outcome_.finish_reason = "abort";
+}
+
 Outcome run_request(ChoiceRunner& runner, const PreparedRequest& prepared, const EventWriter* writer,
                     std::chrono::steady_clock::time_point start) {
-    bool client_gone = false;
-    while (!runner.done()) {
-        std::optional<ChoiceDelta> delta = runner.next(std::chrono::milliseconds(20));
-        if (writer == nullptr || client_gone) continue;
-        if (!delta) {
-            client_gone = !(*writer)("");  // an empty event is a liveness probe
-            if (client_gone) runner.abort_all();
-            continue;
-        }
-        if (delta->text.empty() && delta->logprobs.empty() && !delta->finish_reason && !delta->first) continue;
-        const auto chunk = stream_chunk(prepared.meta, delta->index, delta->text, delta->logprobs,
-                                        delta->finish_reason, delta->first);
-        if (!(*writer)(chunk.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))) {
-            client_gone = true;
-            runner.abort_all();  // frees the KV at once
-        }
+    ResponseProducer producer(runner, prepared, start);
+    std::vector<std::string> events;
+    while (!producer.poll(std::chrono::milliseconds(20), events)) {
+        if (writer == nullptr) continue;
+        bool alive = events.empty() ? (*writer)("") : true;  // an empty event is a liveness probe
+        for (const std::string& event : events) alive = alive && (*writer)(event);
+        events.clear();
+        if (!alive) producer.client_gone();
     }
-    if (auto failure = runner.failure()) return *failure;
-    Outcome outcome = finish_outcome(runner, start);
-    if (client_gone) {
-        outcome.status = 499;  // nginx's "client closed request", for the log only
-        outcome.finish_reason = "abort";
-        return outcome;
+    if (writer != nullptr) {
+        for (const std::string& event : events) (*writer)(event);
     }
-    if (writer == nullptr) {
-        outcome.body = completion_response(prepared.meta, runner.results(), runner.usage());
-        return outcome;
-    }
-    if (prepared.request.include_usage) (*writer)(usage_chunk(prepared.meta, runner.usage()).dump());
-    (*writer)("[DONE]");
-    return outcome;
+    return producer.outcome();
 }
 
 }  // namespace tern::server

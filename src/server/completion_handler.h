@@ -39,6 +39,8 @@ struct Outcome {
     std::string finish_reason;
 };
 
+struct ChoiceDelta;
+
 // A request whose prompts are tokenized and checked, ready to run.
 struct PreparedRequest {
     CompletionRequest request;
@@ -50,15 +52,40 @@ struct PreparedRequest {
 // Tokenizes and checks `request`; on failure returns the 4xx outcome to send.
 std::variant<PreparedRequest, Outcome> prepare_request(const ServingContext& context, CompletionRequest request);
 
-// Writes one SSE event's data (without the "data: " framing); returns false once the client is gone. Called with
-// empty data, only checks that the client is still there.
-using EventWriter = std::function<bool(std::string_view data)>;
-
 class ChoiceRunner;
 
-// Runs a prepared request whose choices `runner` has submitted. With a writer, streams chunks, the usage chunk when
-// asked, and "[DONE]"; a client that goes away aborts the request's engine work at once. Without one, returns the
-// whole response in the outcome.
+// Turns the outputs of a request whose choices `runner` has submitted into what its client gets, without blocking:
+// a streamed request's SSE event data (chunks, the usage chunk when asked, an error event on failure, "[DONE]"), or,
+// once finished, a whole response. Both end with an outcome for the request log.
+class ResponseProducer {
+public:
+    ResponseProducer(ChoiceRunner& runner, const PreparedRequest& prepared, std::chrono::steady_clock::time_point start);
+
+    // Takes every output available, waiting up to `wait` for the first; a streamed request's event data (without
+    // the "data: " framing) is appended to `events`. Returns finished().
+    bool poll(std::chrono::milliseconds wait, std::vector<std::string>& events);
+    bool finished() const { return finished_; }
+    // The client went away: the engine's work is aborted at once (its KV freed) and the request is finished.
+    void client_gone();
+    // Once finished: the status and body (the whole response, or an error) and the log figures.
+    const Outcome& outcome() const { return outcome_; }
+
+private:
+    void take(const ChoiceDelta& delta, std::vector<std::string>& events);
+    void finish(std::vector<std::string>& events);
+
+    ChoiceRunner& runner_;
+    const PreparedRequest& prepared_;
+    std::chrono::steady_clock::time_point start_;
+    bool finished_ = false;
+    Outcome outcome_;
+};
+
+// Writes one SSE event's data (without the "data: " framing); returns false once the client is gone.
+using EventWriter = std::function<bool(std::string_view data)>;
+
+// Runs a request to its end on the calling thread (tests, tools): with a writer, streams its events; without one,
+// returns the whole response in the outcome.
 Outcome run_request(ChoiceRunner& runner, const PreparedRequest& prepared, const EventWriter* writer,
                     std::chrono::steady_clock::time_point start);
 

@@ -1,128 +1,226 @@
 #include "server/http_server.h"
 
 #include <fmt/format.h>
-#include <httplib.h>
-#include <sys/socket.h>
+#include <sys/resource.h>
 
-#include <nlohmann/json.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
 
+#include "base/log.h"
+#include "server/http_session.h"
 
 namespace tern::server {
 namespace {
 
-using nlohmann::json;
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
 
 constexpr int kListenBacklog = 4096;  // connections waiting for accept(); the kernel caps it at net.core.somaxconn
 
-void send_json(httplib::Response& response, int status, const json& body) {
-    response.status = status;
-    response.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
+// Every connection is a file descriptor: take the hard limit, so that max_connections and not the default soft limit
+// of 1,024 decides how many clients are held.
+void raise_open_file_limit() {
+    rlimit limit{};
+    if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return;
+    limit.rlim_cur = limit.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &limit);
 }
 
 }  // namespace
 
-HttpServer::HttpServer(HttpOptions options, std::function<std::string()> render_metrics, RequestObserver on_request)
-    : options_(std::move(options)),
-      render_metrics_(std::move(render_metrics)),
-      on_request_(std::move(on_request)),
-      http_(std::make_unique<httplib::Server>()) {
-    const int num_threads = options_.num_threads;
-    http_->new_task_queue = [num_threads] { return new httplib::ThreadPool(static_cast<size_t>(num_threads)); };
-    // cpp-httplib listens with a backlog of 5: a burst of clients overflows it and the kernel drops their
-    // connections. Keep the listening socket so that bind() can listen again with a deeper queue (Linux resizes it).
-    http_->set_socket_options([this](socket_t sock) {
-        httplib::default_socket_options(sock);
-        listen_socket_ = sock;
-    });
-    http_->set_payload_max_length(options_.max_body_bytes);
-    http_->set_read_timeout(options_.read_timeout_s, 0);
-    http_->set_write_timeout(options_.write_timeout_s, 0);
-    http_->set_exception_handler([](const httplib::Request&, httplib::Response& response, std::exception_ptr) {
-        send_json(response, 500, error_body(500, "internal error while handling the request"));
-    });
-    add_routes();
-}
+class HttpServer::Impl final : public SessionHost {
+public:
+    Impl(HttpOptions options, Routes routes, RequestObserver on_request)
+        : options_(std::move(options)),
+          routes_(std::move(routes)),
+          on_request_(std::move(on_request)),
+          io_(options_.io_threads),
+          acceptor_(io_),
+          retry_timer_(io_),
+          workers_(static_cast<size_t>(options_.worker_threads)),
+          work_guard_(asio::make_work_guard(io_)) {}
 
-HttpServer::~HttpServer() = default;
-
-Status HttpServer::bind() {
-    port_ = options_.port == 0 ? http_->bind_to_any_port(options_.host)
-                               : (http_->bind_to_port(options_.host, options_.port) ? options_.port : -1);
-    if (port_ < 0) {
-        return Status(StatusCode::kUnavailable,
-                      fmt::format("cannot listen on {}:{} (in use? choose another --port)", options_.host, options_.port));
+    Status bind();
+    int port() const { return acceptor_.local_endpoint().port(); }
+    void serve();
+    void stop();
+    int num_connections() const {
+        std::lock_guard lock(sessions_mutex_);
+        return static_cast<int>(sessions_.size());
     }
-    if (listen_socket_ >= 0) ::listen(listen_socket_, kListenBacklog);
+
+    // SessionHost
+    const HttpOptions& options() const override { return options_; }
+    const Routes& routes() const override { return routes_; }
+    void run_on_worker(std::function<void()> work) override { asio::post(workers_, std::move(work)); }
+    void log_request(const std::string& path, const Outcome& outcome) override {
+        if (on_request_) on_request_(path, outcome);
+    }
+    bool stopping() const override { return stopping_.load(); }
+    void session_closed(HttpSession* session) override {
+        std::lock_guard lock(sessions_mutex_);
+        sessions_.erase(session);
+    }
+
+private:
+    void accept();
+    void on_accept(boost::system::error_code error, tcp::socket socket);
+    std::vector<std::shared_ptr<HttpSession>> live_sessions() const;
+    void wait_for_sessions(std::chrono::seconds timeout) const;
+
+    HttpOptions options_;
+    Routes routes_;
+    RequestObserver on_request_;
+    std::atomic<bool> stopping_{false};
+    // Before io_: sessions still held by its handlers deregister themselves when io_ destroys them.
+    mutable std::mutex sessions_mutex_;
+    std::unordered_map<HttpSession*, std::weak_ptr<HttpSession>> sessions_;
+
+    asio::io_context io_;
+    tcp::acceptor acceptor_;
+    asio::steady_timer retry_timer_;
+    asio::thread_pool workers_;
+    asio::executor_work_guard<asio::io_context::executor_type> work_guard_;
+
+    std::mutex lifecycle_mutex_;  // orders serve() against stop()
+    std::condition_variable served_;
+    bool stop_requested_ = false;
+    bool serving_ = false;
+    bool stopped_ = false;
+};
+
+Status HttpServer::Impl::bind() {
+    boost::system::error_code error;
+    const auto address = asio::ip::make_address(options_.host == "localhost" ? "127.0.0.1" : options_.host, error);
+    if (!error) {
+        const tcp::endpoint endpoint(address, static_cast<unsigned short>(options_.port));
+        acceptor_.open(endpoint.protocol(), error);
+        if (!error) acceptor_.set_option(asio::socket_base::reuse_address(true), error);
+        if (!error) acceptor_.bind(endpoint, error);
+        if (!error) acceptor_.listen(kListenBacklog, error);
+    }
+    if (error) {
+        return Status(StatusCode::kUnavailable, fmt::format("cannot listen on {}:{}: {} (in use? choose another --port)",
+                                                            options_.host, options_.port, error.message()));
+    }
+    raise_open_file_limit();
     return Status::ok();
 }
 
-void HttpServer::serve() { http_->listen_after_bind(); }
+void HttpServer::Impl::accept() {
+    acceptor_.async_accept(asio::make_strand(io_), [this](boost::system::error_code error, tcp::socket socket) {
+        on_accept(error, std::move(socket));
+    });
+}
 
-void HttpServer::stop() { http_->stop(); }
-
-ServingContext* HttpServer::admit(const httplib::Request& request, httplib::Response& response) const {
-    if (!options_.api_keys.allows(request.get_header_value("Authorization"))) {
-        response.set_header("WWW-Authenticate", "Bearer");
-        send_json(response, 401, error_body(401, "a valid API key is required: send 'Authorization: Bearer KEY'"));
-        return nullptr;
+void HttpServer::Impl::on_accept(boost::system::error_code error, tcp::socket socket) {
+    if (error == asio::error::operation_aborted || stopping_.load()) return;
+    if (error) {  // e.g. out of file descriptors: try again shortly rather than spin
+        log_warn("accept failed: {}", error.message());
+        retry_timer_.expires_after(std::chrono::milliseconds(50));
+        retry_timer_.async_wait([this](boost::system::error_code timer_error) {
+            if (!timer_error) accept();
+        });
+        return;
     }
-    ServingContext* context = context_.load();
-    if (context == nullptr || !ready_.load()) {
-        response.set_header("Retry-After", "1");
-        send_json(response, 503, error_body(503, "the model is still loading; retry shortly"));
-        return nullptr;
+    auto session = std::make_shared<HttpSession>(std::move(socket), *this);
+    bool admitted = false;
+    {
+        std::lock_guard lock(sessions_mutex_);
+        admitted = static_cast<int>(sessions_.size()) < options_.max_connections;
+        if (admitted) sessions_.emplace(session.get(), session);
     }
-    return context;
+    if (admitted) session->start();  // else over max_connections: the socket closes with the session, now
+    accept();
 }
 
-void HttpServer::add_routes() {
-    http_->Get("/health", [](const httplib::Request&, httplib::Response& response) {
-        send_json(response, 200, {{"status", "ok"}});
-    });
-    http_->Get("/ready", [this](const httplib::Request&, httplib::Response& response) { handle_ready(response); });
-    http_->Get("/metrics", [this](const httplib::Request&, httplib::Response& response) {
-        response.set_content(render_metrics_ ? render_metrics_() : std::string(), "text/plain; version=0.0.4");
-    });
-    http_->Get("/v1/models", [this](const httplib::Request& request, httplib::Response& response) {
-        if (ServingContext* context = admit(request, response)) handle_models(*context, response);
-    });
-    http_->Post("/v1/completions", [this](const httplib::Request& request, httplib::Response& response) {
-        if (ServingContext* context = admit(request, response)) {
-            handle_generation(*context, request, response, api::Endpoint::kCompletions);
-        }
-    });
-    http_->Post("/v1/chat/completions", [this](const httplib::Request& request, httplib::Response& response) {
-        if (ServingContext* context = admit(request, response)) {
-            handle_generation(*context, request, response, api::Endpoint::kChatCompletions);
-        }
-    });
-    http_->Post("/tokenize", [this](const httplib::Request& request, httplib::Response& response) {
-        if (ServingContext* context = admit(request, response)) handle_tokenize(*context, request, response);
-    });
-    http_->Post("/detokenize", [this](const httplib::Request& request, httplib::Response& response) {
-        if (ServingContext* context = admit(request, response)) handle_detokenize(*context, request, response);
-    });
-    http_->set_error_handler([](const httplib::Request& request, httplib::Response& response) {
-        if (!response.body.empty()) return;
-        const std::string message = response.status == 404   ? "no such endpoint: " + request.path
-                                    : response.status == 413 ? "the request body is too large"
-                                                             : "the request failed";
-        send_json(response, response.status, error_body(response.status, message));
-    });
+void HttpServer::Impl::serve() {
+    {
+        std::lock_guard lock(lifecycle_mutex_);
+        if (stop_requested_) return;
+        serving_ = true;
+    }
+    accept();
+    std::vector<std::thread> threads;
+    for (int idx = 1; idx < options_.io_threads; ++idx) threads.emplace_back([this] { io_.run(); });
+    io_.run();
+    for (std::thread& thread : threads) thread.join();
+    {
+        std::lock_guard lock(lifecycle_mutex_);
+        serving_ = false;
+    }
+    served_.notify_all();
 }
 
-void HttpServer::handle_ready(httplib::Response& response) {
-    ServingContext* context = context_.load();
-    if (context == nullptr || !ready_.load()) return send_json(response, 503, {{"status", "loading"}});
-    if (!context->engine.accepting()) return send_json(response, 503, {{"status", "draining"}});
-    if (context->engine.queue_full()) return send_json(response, 503, {{"status", "queue full"}});
-    send_json(response, 200, {{"status", "ready"}});
+std::vector<std::shared_ptr<HttpSession>> HttpServer::Impl::live_sessions() const {
+    std::vector<std::shared_ptr<HttpSession>> live;
+    std::lock_guard lock(sessions_mutex_);
+    for (const auto& [raw, weak] : sessions_) {
+        if (auto session = weak.lock()) live.push_back(std::move(session));
+    }
+    return live;
 }
 
-void HttpServer::handle_models(ServingContext& context, httplib::Response& response) {
-    const json model = {{"id", context.model_name}, {"object", "model"}, {"created", 0}, {"owned_by", "tern"},
-                        {"max_model_len", context.max_model_len}};
-    send_json(response, 200, {{"object", "list"}, {"data", json::array({model})}});
+void HttpServer::Impl::wait_for_sessions(std::chrono::seconds timeout) const {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (num_connections() > 0 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
 }
+
+// Stops accepting, lets responses under way finish (idle connections close at once), then stops the I/O threads.
+// Jobs left (a client that never read its stream) are dropped here, while the io_context is still whole, so that no
+// engine listener can post into it while it is destroyed.
+void HttpServer::Impl::stop() {
+    {
+        std::lock_guard lock(lifecycle_mutex_);
+        if (stop_requested_) return;
+        stop_requested_ = true;
+    }
+    stopping_.store(true);
+    asio::post(io_, [this] {
+        boost::system::error_code ignored;
+        acceptor_.close(ignored);
+        retry_timer_.cancel();
+    });
+    for (const auto& session : live_sessions()) {
+        asio::post(session->executor(), [session] { session->shut_down(); });
+    }
+    wait_for_sessions(std::chrono::seconds(std::max(1, options_.write_timeout_s)));
+    work_guard_.reset();
+    io_.stop();
+    {
+        std::unique_lock lock(lifecycle_mutex_);
+        served_.wait(lock, [&] { return !serving_; });
+    }
+    workers_.join();
+    for (const auto& session : live_sessions()) session->drop_job();
+}
+
+HttpServer::HttpServer(HttpOptions options, std::function<std::string()> render_metrics, RequestObserver on_request) {
+    Routes routes(options.api_keys, std::move(render_metrics), context_, ready_);
+    impl_ = std::make_unique<Impl>(std::move(options), std::move(routes), std::move(on_request));
+}
+
+HttpServer::~HttpServer() { stop(); }
+
+Status HttpServer::bind() {
+    TERN_RETURN_IF_ERROR(impl_->bind());
+    port_ = impl_->port();
+    return Status::ok();
+}
+
+void HttpServer::serve() { impl_->serve(); }
+void HttpServer::stop() { impl_->stop(); }
+int HttpServer::num_connections() const { return impl_->num_connections(); }
 
 }  // namespace tern::server

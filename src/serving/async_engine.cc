@@ -25,13 +25,24 @@ Status RequestStream::error() const {
     return error_;
 }
 
+void RequestStream::set_listener(std::function<void()> listener) {
+    std::lock_guard lock(listener_mutex_);
+    listener_ = std::move(listener);
+}
+
+void RequestStream::notify() {
+    ready_.notify_all();
+    std::lock_guard lock(listener_mutex_);
+    if (listener_) listener_();
+}
+
 void RequestStream::push(RequestOutput output) {
     {
         std::lock_guard lock(mutex_);
         if (output.finish_reason) closed_ = true;
         outputs_.push_back(std::move(output));
     }
-    ready_.notify_all();
+    notify();
 }
 
 void RequestStream::fail(Status status) {
@@ -40,15 +51,17 @@ void RequestStream::fail(Status status) {
         error_ = std::move(status);
         closed_ = true;
     }
-    ready_.notify_all();
+    notify();
 }
 
-AsyncEngine::AsyncEngine(std::unique_ptr<engine::Engine> engine, FinishObserver on_finish, StepObserver on_step)
+AsyncEngine::AsyncEngine(std::unique_ptr<engine::Engine> engine, FinishObserver on_finish, StepObserver on_step,
+                         FailureObserver on_failure)
     : engine_(std::move(engine)),
       capacity_(engine_->capacity()),
       config_(engine_->config()),
       on_finish_(std::move(on_finish)),
-      on_step_(std::move(on_step)) {
+      on_step_(std::move(on_step)),
+      on_failure_(std::move(on_failure)) {
     stats_.engine = engine_->stats();
     thread_ = std::thread([this] { run(); });
 }
@@ -68,8 +81,9 @@ bool AsyncEngine::queue_full() const {
 }
 
 Result<std::shared_ptr<RequestStream>> AsyncEngine::submit(EngineRequest request) {
-    if (!accepting_.load()) return Status(StatusCode::kUnavailable, "the server is shutting down");
     std::lock_guard lock(mutex_);
+    if (failed_.load()) return Status(StatusCode::kUnavailable, "the engine failed; the server is restarting");
+    if (!accepting_.load()) return Status(StatusCode::kUnavailable, "the server is shutting down");
     const int waiting = stats_.engine.num_waiting + static_cast<int>(inbox_.size());
     if (waiting >= config_.max_queued_requests) {
         return Status(StatusCode::kResourceExhausted,
@@ -103,7 +117,7 @@ bool AsyncEngine::drain(std::chrono::milliseconds timeout) {
     accepting_.store(false);
     std::unique_lock lock(mutex_);
     if (idle_.wait_for(lock, timeout, [&] { return num_streams_ == 0; })) return true;
-    abort_all_ = true;  // out of time: the engine thread aborts whatever is left
+    abort_all_ = true;  // out of time: the engine thread fails whatever is left
     lock.unlock();
     wake_.notify_one();
     return false;
@@ -118,10 +132,12 @@ AsyncEngineStats AsyncEngine::stats() const {
 
 // Moves new requests and aborts into the engine. New requests are added, and the engine's counts published, under
 // the lock: otherwise submit() could see a request in neither the inbox nor the counts, admit past the queue limit,
-// and the engine would refuse after the client was told 200. Aborted streams close at once; the engine's own abort
+// and the engine would refuse after the client was told 200. A client's abort closes its stream at once; a request
+// cut off by the drain timeout fails with kUnavailable (its client did not ask to stop). The engine's own abort
 // output (with timings) reaches the finish observer through the next step.
 void AsyncEngine::take_inbox() {
     std::vector<RequestId> aborts;
+    std::vector<RequestId> shutdown_aborts;
     {
         std::lock_guard lock(mutex_);
         for (auto& [request, stream] : inbox_) {
@@ -139,14 +155,25 @@ void AsyncEngine::take_inbox() {
         stats_.engine = engine_->stats();
         aborts.swap(aborts_);
         if (abort_all_) {
-            for (const auto& [id, stream] : streams_) aborts.push_back(id);
+            for (const auto& [id, stream] : streams_) shutdown_aborts.push_back(id);
         }
     }
+    abort_streams(aborts, Status::ok());
+    abort_streams(shutdown_aborts,
+                  Status(StatusCode::kUnavailable, "the server shut down before the request finished (drain timeout)"));
+}
+
+// Aborts the engine requests `ids` and closes their streams: with an abort output when `failure` is ok, else failed.
+void AsyncEngine::abort_streams(const std::vector<RequestId>& ids, const Status& failure) {
     int num_closed = 0;
-    for (RequestId id : aborts) {
+    for (RequestId id : ids) {
         auto found = streams_.find(id);
         if (found == streams_.end() || !engine_->abort(id).is_ok()) continue;
-        found->second->push(RequestOutput{.id = id, .finish_reason = engine::FinishReason::kAbort});
+        if (failure.is_ok()) {
+            found->second->push(RequestOutput{.id = id, .finish_reason = engine::FinishReason::kAbort});
+        } else {
+            found->second->fail(failure);
+        }
         streams_.erase(found);
         ++num_closed;
     }
@@ -175,7 +202,18 @@ void AsyncEngine::dispatch(std::vector<RequestOutput>& outputs) {
     }
 }
 
+// The engine thread's top level: nothing may escape it (std::terminate would end the process without a word).
 void AsyncEngine::run() {
+    try {
+        run_steps();
+    } catch (const std::exception& error) {
+        fail_thread(fmt::format("the engine thread failed: {}", error.what()));
+    } catch (...) {
+        fail_thread("the engine thread failed with an unknown exception");
+    }
+}
+
+void AsyncEngine::run_steps() {
     for (;;) {
         const bool has_work = engine_->has_unfinished_requests();
         {
@@ -205,9 +243,10 @@ void AsyncEngine::run() {
     fail_all(Status(StatusCode::kUnavailable, "the server stopped"));
 }
 
-// Ends every request the engine holds with `status` (shutdown, or a failed step, which is a bug: the server stays up).
+// Ends every request the engine holds with `status` (shutdown, or a failed step, which is a bug: the step's requests
+// are gone, but the scheduler and KV state were only planned on, so the engine goes on serving).
 void AsyncEngine::fail_all(const Status& status) {
-    if (status.code() == StatusCode::kInternal) log_warn("{}", status.message());
+    if (status.code() == StatusCode::kInternal) log_error("{}", status.message());
     for (auto& [id, stream] : streams_) {
         (void)engine_->abort(id);
         stream->fail(status);
@@ -215,6 +254,32 @@ void AsyncEngine::fail_all(const Status& status) {
     std::lock_guard lock(mutex_);
     num_streams_ -= static_cast<int>(streams_.size());
     streams_.clear();
+}
+
+// After an exception on the engine thread: the engine's state may be half-updated, so it is not touched again. Every
+// stream, accepted or still in the inbox, fails with kInternal; nothing more is accepted; the observer hears why.
+void AsyncEngine::fail_thread(const std::string& reason) {
+    log_error("{}; failing every request in flight", reason);
+    const Status failure(StatusCode::kInternal, reason);
+    {
+        std::lock_guard lock(mutex_);
+        failed_.store(true);
+        accepting_.store(false);
+        for (auto& [request, stream] : inbox_) stream->fail(failure);
+        inbox_.clear();
+        inbox_tokens_ = 0;
+        for (auto& [id, stream] : streams_) stream->fail(failure);
+        streams_.clear();
+        num_streams_ = 0;
+    }
+    idle_.notify_all();
+    if (on_failure_) {
+        try {
+            on_failure_(reason);
+        } catch (...) {
+            log_error("the engine failure observer threw");
+        }
+    }
 }
 
 }  // namespace tern::serving

@@ -114,12 +114,27 @@ ServeProcess::~ServeProcess() {
     }
 }
 
-std::string ServeProcess::start(const std::vector<std::string>& args, std::chrono::milliseconds timeout) {
+void ServeProcess::launch(const std::vector<std::string>& args) {
     static std::atomic<int> counter{0};
     log_path_ = temp_dir() + "/serve_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + ".log";
     std::vector<std::string> words = {TERN_BINARY, "serve", "--port", "0"};
     words.insert(words.end(), args.begin(), args.end());
+    exit_status_ = -2;
     pid_ = spawn_with_log(std::move(words), log_path_);
+}
+
+bool ServeProcess::wait_for_log(const std::string& text, std::chrono::milliseconds timeout) {
+    const auto deadline = Clock::now() + timeout;
+    while (Clock::now() < deadline) {
+        if (log().find(text) != std::string::npos) return true;
+        if (!running()) return log().find(text) != std::string::npos;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+}
+
+std::string ServeProcess::start(const std::vector<std::string>& args, std::chrono::milliseconds timeout) {
+    launch(args);
     const auto deadline = Clock::now() + timeout;
     while (Clock::now() < deadline) {
         if (!running()) return "tern serve exited before it was ready; its log:\n" + log();
@@ -136,16 +151,19 @@ void ServeProcess::send_signal(int signal) const {
     if (pid_ > 0) ::kill(pid_, signal);
 }
 
+// Reaps the child when it has exited and keeps its status (a second waitpid() would find no child).
 bool ServeProcess::running() {
     if (pid_ <= 0) return false;
-    return ::waitpid(pid_, nullptr, WNOHANG) == 0;
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == 0) return true;
+    exit_status_ = status;
+    pid_ = -1;
+    return false;
 }
 
 int ServeProcess::wait(std::chrono::milliseconds timeout) {
-    if (pid_ <= 0) return -2;
     const auto deadline = Clock::now() + timeout;
-    int status = 0;
-    while (::waitpid(pid_, &status, WNOHANG) == 0) {
+    while (running()) {
         if (Clock::now() >= deadline) {
             ::kill(pid_, SIGKILL);
             ::waitpid(pid_, nullptr, 0);
@@ -154,8 +172,8 @@ int ServeProcess::wait(std::chrono::milliseconds timeout) {
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    if (exit_status_ == -2) return -2;
+    return WIFEXITED(exit_status_) ? WEXITSTATUS(exit_status_) : -1;
 }
 
 int ServeProcess::stop(std::chrono::milliseconds timeout) {

@@ -31,6 +31,10 @@ public:
     // wrong (with the server's log).
     std::string start(const std::vector<std::string>& args,
                       std::chrono::milliseconds timeout = std::chrono::seconds(60));
+    // Runs `tern serve --port 0 ARGS` without waiting for anything (for tests of start-up and failures).
+    void launch(const std::vector<std::string>& args);
+    // Waits until the server's log contains `text`; false after `timeout` or once the server exited.
+    bool wait_for_log(const std::string& text, std::chrono::milliseconds timeout);
     int port() const { return port_; }
     std::string base_url() const;
     pid_t pid() const { return pid_; }
@@ -45,6 +49,7 @@ public:
 
 private:
     pid_t pid_ = -1;
+    int exit_status_ = -2;  // waitpid's status once reaped; -2 while running or never started
     int port_ = 0;
     std::string log_path_;
 };

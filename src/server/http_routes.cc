@@ -1,0 +1,157 @@
+#include "server/http_routes.h"
+
+#include <nlohmann/json.hpp>
+
+namespace tern::server {
+namespace {
+
+using nlohmann::json;
+
+std::string dump(const json& body) { return body.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+std::optional<json> parse_body(const IncomingRequest& request) {
+    json body = json::parse(request.body, nullptr, /*allow_exceptions=*/false);
+    if (body.is_discarded() || !body.is_object()) return std::nullopt;
+    return body;
+}
+
+HttpAnswer bad_body() {
+    return Routes::error_answer(400, "the request body must be a JSON object (valid JSON, valid UTF-8)");
+}
+
+bool is_generation_path(const std::string& path) {
+    return path == "/v1/completions" || path == "/v1/chat/completions";
+}
+
+}  // namespace
+
+Routes::Routes(ApiKeys api_keys, std::function<std::string()> render_metrics,
+               const std::atomic<ServingContext*>& context, const std::atomic<bool>& ready)
+    : api_keys_(std::move(api_keys)), render_metrics_(std::move(render_metrics)), context_(context), ready_(ready) {}
+
+HttpAnswer Routes::json_answer(int status, const std::string& body) { return HttpAnswer{status, "application/json", body, {}}; }
+
+HttpAnswer Routes::error_answer(int status, const std::string& message) {
+    HttpAnswer answer = json_answer(status, dump(error_body(status, message)));
+    if (status == 429 || status == 503) answer.headers.emplace_back("Retry-After", "1");
+    return answer;
+}
+
+HttpAnswer outcome_answer(const Outcome& outcome) {
+    HttpAnswer answer = Routes::json_answer(outcome.status, dump(outcome.body));
+    if (outcome.status == 429 || outcome.status == 503) answer.headers.emplace_back("Retry-After", "1");
+    return answer;
+}
+
+std::optional<HttpAnswer> Routes::answer_at_once(const IncomingRequest& request) const {
+    ServingContext* context = context_.load();
+    const bool get = request.method == "GET";
+    if (get && request.path == "/health") {
+        // Liveness: a process whose engine thread died is not alive for a supervisor (it exits soon anyway).
+        if (context != nullptr && context->engine.failed()) return json_answer(503, R"({"status":"failed"})");
+        return json_answer(200, R"({"status":"ok"})");
+    }
+    if (get && request.path == "/ready") return ready_answer();
+    if (get && request.path == "/metrics") {
+        return HttpAnswer{200, "text/plain; version=0.0.4", render_metrics_ ? render_metrics_() : std::string(), {}};
+    }
+    const bool known = (get && request.path == "/v1/models") ||
+                       (request.method == "POST" && (is_generation_path(request.path) || request.path == "/tokenize" ||
+                                                     request.path == "/detokenize"));
+    if (!known) return error_answer(404, "no such endpoint: " + request.method + " " + request.path);
+    if (auto refused = refusal(request)) return refused;
+    if (request.path == "/v1/models") return models_answer(*context);
+    return std::nullopt;
+}
+
+// 401 without a valid key; 503 until the model is loaded.
+std::optional<HttpAnswer> Routes::refusal(const IncomingRequest& request) const {
+    if (!api_keys_.allows(request.authorization)) {
+        HttpAnswer answer = error_answer(401, "a valid API key is required: send 'Authorization: Bearer KEY'");
+        answer.headers.emplace_back("WWW-Authenticate", "Bearer");
+        return answer;
+    }
+    if (context_.load() == nullptr || !ready_.load()) {
+        return error_answer(503, "the model is still loading; retry shortly");
+    }
+    return std::nullopt;
+}
+
+HttpAnswer Routes::ready_answer() const {
+    ServingContext* context = context_.load();
+    if (context != nullptr && context->engine.failed()) return json_answer(503, R"({"status":"failed"})");
+    if (context == nullptr || !ready_.load()) return json_answer(503, R"({"status":"loading"})");
+    if (!context->engine.accepting()) return json_answer(503, R"({"status":"draining"})");
+    if (context->engine.queue_full()) return json_answer(503, R"({"status":"queue full"})");
+    return json_answer(200, R"({"status":"ready"})");
+}
+
+HttpAnswer Routes::models_answer(const ServingContext& context) const {
+    const json model = {{"id", context.model_name}, {"object", "model"}, {"created", 0}, {"owned_by", "tern"},
+                        {"max_model_len", context.max_model_len}};
+    return json_answer(200, dump({{"object", "list"}, {"data", json::array({model})}}));
+}
+
+RouteResult Routes::route(const IncomingRequest& request) const {
+    ServingContext* context = context_.load();
+    if (auto refused = refusal(request)) return std::move(*refused);  // the readiness may have changed meanwhile
+    if (request.path == "/v1/completions") return generation(*context, request, api::Endpoint::kCompletions);
+    if (request.path == "/v1/chat/completions") return generation(*context, request, api::Endpoint::kChatCompletions);
+    if (request.path == "/tokenize") return tokenize(*context, request);
+    if (request.path == "/detokenize") return detokenize(*context, request);
+    return error_answer(404, "no such endpoint: " + request.path);
+}
+
+// Parses, tokenizes and submits; the answer when any of it fails (400, 404, 429, 503), else the job under way.
+RouteResult Routes::generation(ServingContext& context, const IncomingRequest& request, api::Endpoint endpoint) const {
+    auto job = std::make_unique<GenerationJob>();
+    job->path = request.path;
+    job->start = std::chrono::steady_clock::now();
+    std::optional<json> body = parse_body(request);
+    if (!body) return bad_body();
+    auto parsed = parse_completion_request(endpoint, *body);
+    if (auto* error = std::get_if<RequestError>(&parsed)) {
+        return outcome_answer(error_outcome(400, error->message, error->param));
+    }
+    auto prepared = prepare_request(context, std::move(std::get<CompletionRequest>(parsed)));
+    if (auto* outcome = std::get_if<Outcome>(&prepared)) return outcome_answer(*outcome);
+    job->prepared = std::move(std::get<PreparedRequest>(prepared));
+    job->runner = std::make_unique<ChoiceRunner>(context, job->prepared);
+    if (auto failed = job->runner->submit(job->start)) return outcome_answer(*failed);  // 429 at once when full
+    job->producer = std::make_unique<ResponseProducer>(*job->runner, job->prepared, job->start);
+    return job;
+}
+
+HttpAnswer Routes::tokenize(const ServingContext& context, const IncomingRequest& request) const {
+    std::optional<json> body = parse_body(request);
+    if (!body) return bad_body();
+    const auto prompt = body->find("prompt");
+    if (prompt == body->end() || !prompt->is_string()) {
+        return json_answer(400, dump(error_body(400, "'prompt' must be a string", "prompt")));
+    }
+    const auto add_special = body->find("add_special_tokens");
+    const bool with_special = add_special == body->end() || !add_special->is_boolean() || add_special->get<bool>();
+    const std::vector<int32_t> ids = context.tokenizer.encode(prompt->get<std::string>(), with_special, false);
+    return json_answer(200, dump({{"tokens", ids}, {"count", ids.size()}, {"max_model_len", context.max_model_len}}));
+}
+
+HttpAnswer Routes::detokenize(const ServingContext& context, const IncomingRequest& request) const {
+    std::optional<json> body = parse_body(request);
+    if (!body) return bad_body();
+    const auto tokens = body->find("tokens");
+    std::vector<int32_t> ids;
+    bool valid = tokens != body->end() && tokens->is_array();
+    for (size_t idx = 0; valid && idx < tokens->size(); ++idx) {
+        const json& item = (*tokens)[idx];
+        valid = item.is_number_integer() && item.get<int64_t>() >= 0 &&
+                item.get<int64_t>() < context.tokenizer.vocab_size();
+        if (valid) ids.push_back(item.get<int32_t>());
+    }
+    if (!valid) {
+        return json_answer(400, dump(error_body(400, "'tokens' must be a list of token ids of this vocabulary",
+                                                "tokens")));
+    }
+    return json_answer(200, dump({{"prompt", context.tokenizer.decode(ids)}}));
+}
+
+}  // namespace tern::server

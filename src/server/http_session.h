@@ -1,0 +1,87 @@
+// One client connection of the HTTP server: reads requests one after another (keep-alive), answers them, and for a
+// generation request writes the engine's outputs as they come (a whole body, or SSE chunks) while it watches the
+// socket, so that a client that goes away aborts its request at once. Everything a session does runs on its strand.
+#pragma once
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <atomic>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "server/http_routes.h"
+#include "server/http_server.h"
+
+namespace tern::server {
+
+// What a session needs from its server: the routes, the options, the worker pool and the request log.
+class SessionHost {
+public:
+    virtual ~SessionHost() = default;
+    virtual const HttpOptions& options() const = 0;
+    virtual const Routes& routes() const = 0;
+    virtual void run_on_worker(std::function<void()> work) = 0;
+    virtual void log_request(const std::string& path, const Outcome& outcome) = 0;
+    virtual bool stopping() const = 0;
+    virtual void session_closed(class HttpSession* session) = 0;
+};
+
+class HttpSession : public std::enable_shared_from_this<HttpSession> {
+public:
+    HttpSession(boost::asio::ip::tcp::socket socket, SessionHost& host);
+    ~HttpSession();
+
+    void start();
+    boost::asio::any_io_executor executor() { return stream_.get_executor(); }
+    // From the server's stop(): an idle connection closes now, one with a response under way after it.
+    void shut_down();
+    // After the I/O threads are joined: drops the generation job (and its engine listener) on the calling thread.
+    void drop_job();
+
+private:
+    using Parser = boost::beast::http::request_parser<boost::beast::http::string_body>;
+
+    void read_header();
+    void on_header(boost::beast::error_code error);
+    void read_body();
+    void on_request(boost::beast::error_code error);
+    void answer_read_error(boost::beast::error_code error);
+    void dispatch(IncomingRequest request);
+    void answer(HttpAnswer answer);
+    void on_written(bool keep_alive, boost::beast::error_code error);
+
+    void start_job(std::unique_ptr<GenerationJob> job);
+    void schedule_pump();
+    void pump();
+    void write_pending();
+    void on_chunk_written(boost::beast::error_code error);
+    void finish_job();
+    void watch_peer();
+    void on_peer_readable(boost::beast::error_code error);
+    void client_gone(const char* why);
+    void close();
+
+    boost::beast::tcp_stream stream_;
+    SessionHost& host_;
+    boost::beast::flat_buffer buffer_;
+    std::optional<Parser> parser_;
+    bool keep_alive_ = false;
+    bool closing_ = false;
+
+    std::unique_ptr<GenerationJob> job_;
+    std::string unsent_;             // SSE bytes produced and not yet handed to a write
+    std::string in_flight_;          // the chunk being written
+    bool writing_ = false;
+    bool job_done_ = false;          // the producer finished; the last bytes may still be going out
+    bool watching_peer_ = false;
+    std::atomic<bool> pump_posted_{false};
+};
+
+}  // namespace tern::server

@@ -1,0 +1,133 @@
+// The generation half of HttpSession: a submitted request's outputs go to the client as the engine makes them (a
+// whole body once finished, or SSE chunks as they come), and the socket is watched meanwhile for a client that left.
+#include <fmt/format.h>
+#include <sys/socket.h>
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+#include <cerrno>
+
+#include "base/log.h"
+#include "server/http_session.h"
+
+namespace tern::server {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+
+std::string chunk(std::string_view data) { return fmt::format("{:x}\r\n{}\r\n", data.size(), data); }
+
+constexpr std::string_view kStreamHeader =
+    "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n";
+constexpr std::string_view kLastChunk = "0\r\n\r\n";
+
+}  // namespace
+
+void HttpSession::start_job(std::unique_ptr<GenerationJob> job) {
+    if (closing_) {  // the client left while the request was prepared
+        job->producer->client_gone();
+        host_.log_request(job->path, job->producer->outcome());
+        return;
+    }
+    job_ = std::move(job);
+    job_done_ = false;
+    // Called on the engine thread: it only posts. A weak reference, so that a listener call never keeps the session
+    // (and the destruction of its job, which clears this listener) on the engine thread.
+    job_->runner->set_listener([weak = weak_from_this()] {
+        if (auto self = weak.lock()) self->schedule_pump();
+    });
+    if (job_->streamed()) {
+        unsent_ = fmt::format("{}Connection: {}\r\n\r\n", kStreamHeader, keep_alive_ ? "keep-alive" : "close");
+        write_pending();
+    }
+    watch_peer();
+    pump();
+}
+
+void HttpSession::schedule_pump() {
+    if (pump_posted_.exchange(true)) return;  // one pending pump takes every output that arrived meanwhile
+    asio::post(stream_.get_executor(), [self = shared_from_this()] { self->pump(); });
+}
+
+void HttpSession::pump() {
+    pump_posted_.store(false);
+    if (!job_ || job_done_) return;
+    std::vector<std::string> events;
+    job_done_ = job_->producer->poll(std::chrono::milliseconds(0), events);
+    if (!job_->streamed()) {
+        if (job_done_) finish_job();
+        return;
+    }
+    for (const std::string& event : events) unsent_ += chunk("data: " + event + "\n\n");
+    if (job_done_) unsent_ += kLastChunk;
+    if (unsent_.size() > host_.options().max_unsent_bytes) return client_gone("reads its stream too slowly");
+    write_pending();
+}
+
+void HttpSession::write_pending() {
+    if (writing_ || unsent_.empty() || closing_) return;
+    in_flight_.swap(unsent_);
+    unsent_.clear();
+    writing_ = true;
+    stream_.expires_after(std::chrono::seconds(host_.options().write_timeout_s));
+    asio::async_write(stream_, asio::buffer(in_flight_), [self = shared_from_this()](beast::error_code error, size_t) {
+        self->on_chunk_written(error);
+    });
+}
+
+void HttpSession::on_chunk_written(beast::error_code error) {
+    writing_ = false;
+    in_flight_.clear();
+    if (error) return client_gone("stopped reading (write failed or timed out)");
+    if (!unsent_.empty()) return write_pending();
+    if (job_done_) finish_job();
+}
+
+// The producer finished and (streamed) everything is written: log, release the engine side, then the whole answer
+// or the next request.
+void HttpSession::finish_job() {
+    const Outcome outcome = job_->producer->outcome();
+    const bool streamed = job_->streamed();
+    host_.log_request(job_->path, outcome);
+    job_.reset();
+    beast::error_code ignored;
+    stream_.socket().cancel(ignored);  // ends the peer watch
+    if (!streamed) return answer(outcome_answer(outcome));
+    stream_.expires_never();
+    if (!keep_alive_) return close();
+    read_header();
+}
+
+// Waits for the socket to turn readable: with nothing to read there, that is the peer closing (or resetting) it.
+void HttpSession::watch_peer() {
+    if (watching_peer_ || closing_) return;
+    watching_peer_ = true;
+    stream_.socket().async_wait(asio::ip::tcp::socket::wait_read,
+                                [self = shared_from_this()](beast::error_code error) { self->on_peer_readable(error); });
+}
+
+void HttpSession::on_peer_readable(beast::error_code error) {
+    watching_peer_ = false;
+    if (error == asio::error::operation_aborted || !job_ || job_done_) return;
+    if (error) return client_gone("connection error");
+    char byte = 0;
+    const ssize_t peeked = ::recv(stream_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (peeked == 0) return client_gone("closed the connection");
+    if (peeked < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return watch_peer();
+    if (peeked < 0) return client_gone("connection error");
+    // Bytes of a next (pipelined) request: the client is there. They stay in the socket for read_header().
+}
+
+// The engine's work is aborted at once (its KV freed within a step) and the connection closed.
+void HttpSession::client_gone(const char* why) {
+    if (job_) {
+        log_debug("client of {} {}: request aborted", job_->path, why);
+        job_->producer->client_gone();
+        host_.log_request(job_->path, job_->producer->outcome());
+        job_.reset();
+    }
+    close();
+}
+
+}  // namespace tern::server
