@@ -1,5 +1,6 @@
-// OpenAI request bodies of /v1/completions and /v1/chat/completions decoded into what the server needs, with every
-// value checked: a wrong type or range names the parameter (OpenAI's error `param`). Unknown fields are ignored.
+// OpenAI request bodies of /v1/completions and /v1/chat/completions decoded into what the server needs. The field
+// rules (which fields, their types and ranges, which are refused or ignored) are api/request_fields.h's, shared with
+// api::parse_generation_request; this file turns checked values into sampling and engine settings.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/openai_types.h"
+#include "api/request_fields.h"
 #include "sampling/sampling_params.h"
 
 namespace tern::server {
@@ -21,12 +23,7 @@ struct RequestError {
     std::string param;
 };
 
-// One prompt of a completions request: text to tokenize, or token ids as given.
-struct PromptInput {
-    std::string text;
-    std::vector<int32_t> token_ids;
-    bool is_tokens = false;
-};
+using api::PromptInput;
 
 struct CompletionRequest {
     api::Endpoint endpoint = api::Endpoint::kCompletions;
@@ -43,12 +40,11 @@ struct CompletionRequest {
     bool ignore_eos = false;
     bool stream = false;
     bool include_usage = false;
-    std::string user;
 };
 
-inline constexpr int kMaxChoices = 16;      // n
-inline constexpr int kMaxTopLogprobs = 20;  // OpenAI's limit
-inline constexpr int kMaxStopStrings = 16;
+using api::kMaxChoices;
+using api::kMaxStopStrings;
+using api::kMaxTopLogprobs;
 
 // Decodes `body` for `endpoint`; the error says what to change.
 std::variant<CompletionRequest, RequestError> parse_completion_request(api::Endpoint endpoint,

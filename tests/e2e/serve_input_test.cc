@@ -96,6 +96,20 @@ std::vector<BadRequest> bad_requests() {
         {"unknown model", "/v1/completions", R"({"model": "gpt-17", "prompt": "hi"})", 404, "model"},
         {"unknown model in chat", "/v1/chat/completions",
          R"({"model": "gpt-17", "messages": [{"role": "user", "content": "hi"}]})", 404, "model"},
+        // Fields tern does not support are refused by name, not dropped (issue #17).
+        {"an unknown field", "/v1/completions", R"({"prompt": "hi", "not_a_field": 1})", 400, "not_a_field"},
+        {"tools", "/v1/chat/completions",
+         R"({"messages": [{"role": "user", "content": "hi"}], "tools": [{"type": "function"}]})", 400, "tools"},
+        {"response_format", "/v1/chat/completions",
+         R"({"messages": [{"role": "user", "content": "hi"}], "response_format": {"type": "json_object"}})", 400,
+         "response_format"},
+        {"an image part", "/v1/chat/completions",
+         R"({"messages": [{"role": "user", "content": [{"type": "text", "text": "What is it?"},)"
+         R"( {"type": "image_url", "image_url": {"url": "http://x/y.png"}}]}]})",
+         400, "messages[0].content"},
+        {"parallel_tool_calls true", "/v1/chat/completions",
+         R"({"messages": [{"role": "user", "content": "hi"}], "parallel_tool_calls": true})", 400,
+         "parallel_tool_calls"},
         {"tokenize without a prompt", "/tokenize", R"({"text": "hi"})", 400, "prompt"},
         {"detokenize of a bad id", "/detokenize", R"({"tokens": [-4]})", 400, "tokens"},
         {"no such endpoint", "/v1/embeddings", R"({"input": "hi"})", 404, ""},
@@ -121,6 +135,14 @@ TEST(ServeBadInput, EachGetsAClearErrorAndTheServerKeepsServing) {
     streamed_error.status = streamed.status;
     streamed_error.body = streamed.body;
     expect_openai_error(streamed_error, 400, "max_tokens", "streamed negative max_tokens");
+
+    // The fields accepted and ignored (request_fields.cc) do not fail a request.
+    const testing::HttpReply ignored = testing::http_post(
+        server.port(), "/v1/chat/completions",
+        R"({"messages": [{"role": "user", "content": "hi"}], "max_tokens": 2, "user": "u-1", "metadata": {"a": "b"},)"
+        R"( "store": false, "service_tier": "auto", "parallel_tool_calls": false})",
+        kAuth);
+    EXPECT_EQ(ignored.status, 200) << ignored.body;
 
     std::string big_body = R"({"prompt": ")" + std::string(100000, 'a') + R"("})";
     expect_openai_error(testing::http_post(server.port(), "/v1/completions", big_body, kAuth), 413, "",

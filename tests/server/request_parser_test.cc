@@ -1,6 +1,8 @@
 // Decoding OpenAI bodies: defaults, every accepted shape, and errors that name the parameter.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "server/request_parser.h"
 
 namespace tern::server {
@@ -24,7 +26,7 @@ TEST(RequestParser, CompletionsDefaultsAndFields) {
     const auto request = parse_ok(api::Endpoint::kCompletions,
                                   {{"prompt", "hi"}, {"max_tokens", 5}, {"temperature", 0}, {"top_k", -1},
                                    {"stop", "\n"}, {"n", 2}, {"logprobs", 3}, {"seed", 7}, {"priority", -2},
-                                   {"stream", true}, {"stream_options", {{"include_usage", true}}}, {"unknown", 1}});
+                                   {"stream", true}, {"stream_options", {{"include_usage", true}}}});
     ASSERT_EQ(request.prompts.size(), 1u);
     EXPECT_EQ(request.prompts[0].text, "hi");
     EXPECT_EQ(request.max_tokens, 5);
@@ -45,36 +47,45 @@ TEST(RequestParser, CompletionsDefaultsAndFields) {
     EXPECT_FALSE(plain.logprobs);
 }
 
-TEST(RequestParser, PromptShapes) {
-    EXPECT_EQ(parse_ok(api::Endpoint::kCompletions, {{"prompt", {"a", "b"}}}).prompts.size(), 2u);
-    const auto ids = parse_ok(api::Endpoint::kCompletions, {{"prompt", {1, 2, 3}}});
-    ASSERT_EQ(ids.prompts.size(), 1u);
-    EXPECT_TRUE(ids.prompts[0].is_tokens);
-    EXPECT_EQ(ids.prompts[0].token_ids, (std::vector<int32_t>{1, 2, 3}));
-    EXPECT_EQ(parse_ok(api::Endpoint::kCompletions, {{"prompt", {{1, 2}, {3}}}}).prompts.size(), 2u);
-    EXPECT_EQ(parse_error(api::Endpoint::kCompletions, {{"prompt", json::array()}}).param, "prompt");
-    EXPECT_EQ(parse_error(api::Endpoint::kCompletions, {{"prompt", {1, -2}}}).param, "prompt");
-    EXPECT_EQ(parse_error(api::Endpoint::kCompletions, {{"prompt", 5}}).param, "prompt");
-    EXPECT_EQ(parse_error(api::Endpoint::kCompletions, json::object()).param, "prompt");
+// Issue #17: a field tern does not support is refused by name (OpenAI's behaviour), not silently dropped; a short
+// list of harmless ones is accepted and ignored.
+TEST(RequestParser, UnknownAndUnsupportedFieldsAreRefusedByName) {
+    const json chat_messages = {{{"role", "user"}, {"content", "hi"}}};
+    const std::vector<std::tuple<api::Endpoint, json, std::string>> cases = {
+        {api::Endpoint::kCompletions, {{"prompt", "x"}, {"not_a_field", 1}}, "not_a_field"},
+        {api::Endpoint::kCompletions, {{"prompt", "x"}, {"logit_bias", {{"5", 1}}}}, "logit_bias"},
+        {api::Endpoint::kCompletions, {{"prompt", "x"}, {"messages", chat_messages}}, "messages"},
+        {api::Endpoint::kChatCompletions, {{"messages", chat_messages}, {"prompt", "x"}}, "prompt"},
+        {api::Endpoint::kChatCompletions, {{"messages", chat_messages}, {"tools", json::array()}}, "tools"},
+        {api::Endpoint::kChatCompletions, {{"messages", chat_messages}, {"tool_choice", "none"}}, "tool_choice"},
+        {api::Endpoint::kChatCompletions, {{"messages", chat_messages}, {"response_format", {{"type", "text"}}}},
+         "response_format"},
+        {api::Endpoint::kChatCompletions, {{"messages", chat_messages}, {"parallel_tool_calls", true}},
+         "parallel_tool_calls"},
+        {api::Endpoint::kChatCompletions, {{"messages", chat_messages}, {"user", 5}}, "user"},
+    };
+    for (const auto& [endpoint, body, param] : cases) {
+        const RequestError error = parse_error(endpoint, body);
+        EXPECT_EQ(error.param, param) << body.dump() << ": " << error.message;
+        EXPECT_NE(error.message.find(param), std::string::npos) << error.message;
+    }
+    const json ignored = {{"messages", chat_messages}, {"user", "u"}, {"metadata", {{"k", "v"}}}, {"store", true},
+                          {"service_tier", "auto"}, {"parallel_tool_calls", false}, {"safety_identifier", "s"},
+                          {"prompt_cache_key", "k"}};
+    EXPECT_EQ(parse_ok(api::Endpoint::kChatCompletions, ignored).messages.size(), 1u);
 }
 
-TEST(RequestParser, ChatMessagesAndLogprobs) {
-    const json parts = {{{"type", "text"}, {"text", "Hello "}}, {{"type", "image_url"}}, {{"type", "text"}, {"text", "you"}}};
-    const auto request = parse_ok(api::Endpoint::kChatCompletions,
-                                  {{"messages", {{{"role", "system"}, {"content", "Be brief."}},
-                                                 {{"role", "user"}, {"content", parts}}}},
-                                   {"max_completion_tokens", 9}, {"logprobs", true}, {"top_logprobs", 2}});
-    ASSERT_EQ(request.messages.size(), 2u);
-    EXPECT_EQ(request.messages[1].content, "Hello you");
-    EXPECT_EQ(request.max_tokens, 9);
-    EXPECT_TRUE(request.logprobs);
-    EXPECT_EQ(request.top_logprobs, 2);
-    EXPECT_EQ(parse_error(api::Endpoint::kChatCompletions, {{"messages", json::array()}}).param, "messages");
-    EXPECT_EQ(parse_error(api::Endpoint::kChatCompletions, {{"messages", {{{"role", "wizard"}, {"content", "x"}}}}}).param,
-              "messages");
-    EXPECT_EQ(parse_error(api::Endpoint::kChatCompletions,
-                          {{"messages", {{{"role", "user"}, {"content", "x"}}}}, {"top_logprobs", 2}}).param,
-              "top_logprobs");
+// These models take text only: an image or audio part is refused, not dropped (issue #17).
+TEST(RequestParser, NonTextContentPartsAreRefused) {
+    for (const char* type : {"image_url", "input_audio", "file"}) {
+        const json parts = {{{"type", "text"}, {"text", "What is this?"}}, {{"type", type}}};
+        const json body = {{"messages", {{{"role", "system"}, {"content", "Be brief."}},
+                                         {{"role", "user"}, {"content", parts}}}}};
+        const RequestError error = parse_error(api::Endpoint::kChatCompletions, body);
+        EXPECT_EQ(error.param, "messages[1].content") << type;
+        EXPECT_NE(error.message.find("text only"), std::string::npos) << error.message;
+        EXPECT_NE(error.message.find(type), std::string::npos) << error.message;
+    }
 }
 
 TEST(RequestParser, RangeAndTypeErrorsNameTheParameter) {
