@@ -144,7 +144,7 @@ const std::vector<FieldRule>& field_rules() {
         {"logprobs", On::kCompletions, integer_in(0, kMaxTopLogprobs)},  // completions: how many alternatives
         {"logprobs", On::kChat, boolean_value()},
         {"top_logprobs", On::kChat, integer_in(0, kMaxTopLogprobs)},
-        // A vLLM extension: a lower priority goes first.
+        // A vLLM extension; the server refuses a non-zero one unless started with --scheduling-policy priority.
         {"priority", On::kBoth, integer_in(std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max())},
         {"ignore_eos", On::kBoth, boolean_value()},
         // Accepted and ignored (listed in the README too): bookkeeping for OpenAI's platform that does not change

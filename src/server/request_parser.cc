@@ -78,4 +78,11 @@ std::variant<CompletionRequest, RequestError> parse_completion_request(api::Endp
     return request;
 }
 
+std::optional<RequestError> check_priority(const CompletionRequest& request, engine::SchedulingPolicy policy) {
+    if (request.priority == 0 || policy == engine::SchedulingPolicy::kPriority) return std::nullopt;
+    return RequestError{fmt::format("'priority' {} needs a server started with --scheduling-policy priority; this one "
+                                    "serves requests first come, first served (fcfs)", request.priority),
+                        "priority"};
+}
+
 }  // namespace tern::server

@@ -13,6 +13,7 @@
 
 #include "api/openai_types.h"
 #include "api/request_fields.h"
+#include "engine/engine_config.h"
 #include "sampling/sampling_params.h"
 
 namespace tern::server {
@@ -49,5 +50,9 @@ using api::kMaxTopLogprobs;
 // Decodes `body` for `endpoint`; the error says what to change.
 std::variant<CompletionRequest, RequestError> parse_completion_request(api::Endpoint endpoint,
                                                                          const nlohmann::json& body);
+
+// A non-zero priority under the fcfs policy is refused naming `priority`, as vLLM refuses it, before the engine
+// would refuse it without naming the parameter.
+std::optional<RequestError> check_priority(const CompletionRequest& request, engine::SchedulingPolicy policy);
 
 }  // namespace tern::server

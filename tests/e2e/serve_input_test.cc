@@ -110,6 +110,8 @@ std::vector<BadRequest> bad_requests() {
         {"parallel_tool_calls true", "/v1/chat/completions",
          R"({"messages": [{"role": "user", "content": "hi"}], "parallel_tool_calls": true})", 400,
          "parallel_tool_calls"},
+        {"a priority under the default fcfs policy", "/v1/completions", R"({"prompt": "hi", "priority": -1})", 400,
+         "priority"},
         {"tokenize without a prompt", "/tokenize", R"({"text": "hi"})", 400, "prompt"},
         {"detokenize of a bad id", "/detokenize", R"({"tokens": [-4]})", 400, "tokens"},
         {"no such endpoint", "/v1/embeddings", R"({"input": "hi"})", 404, ""},
@@ -140,7 +142,7 @@ TEST(ServeBadInput, EachGetsAClearErrorAndTheServerKeepsServing) {
     const testing::HttpReply ignored = testing::http_post(
         server.port(), "/v1/chat/completions",
         R"({"messages": [{"role": "user", "content": "hi"}], "max_tokens": 2, "user": "u-1", "metadata": {"a": "b"},)"
-        R"( "store": false, "service_tier": "auto", "parallel_tool_calls": false})",
+        R"( "store": false, "service_tier": "auto", "parallel_tool_calls": false, "priority": 0})",
         kAuth);
     EXPECT_EQ(ignored.status, 200) << ignored.body;
 
@@ -182,6 +184,16 @@ TEST(ServeBadInput, ApiKeysAreRequiredWhereConfigured) {
     EXPECT_EQ(testing::http_get(server.port(), "/metrics").status, 200);
     EXPECT_EQ(server.stop(), 0) << server.log();
     std::filesystem::remove(key_file);
+}
+
+// Priorities are a server option (vLLM's --scheduling-policy): under `priority` a request may carry one.
+TEST(ServeSampling, PriorityNeedsThePriorityPolicy) {
+    testing::ServeProcess server;
+    ASSERT_EQ(server.start({"-m", testing::kStoriesModel, "-t", "1", "--scheduling-policy", "priority"}), "");
+    const testing::HttpReply reply = testing::http_post(
+        server.port(), "/v1/completions", R"({"prompt": "Once upon a time", "max_tokens": 3, "priority": -5})");
+    EXPECT_EQ(reply.status, 200) << reply.body;
+    EXPECT_EQ(server.stop(), 0) << server.log();
 }
 
 // Random weights emit byte tokens (a quarter of the tiny vocabulary) in any order: many never form a character.

@@ -47,6 +47,17 @@ TEST(RequestParser, CompletionsDefaultsAndFields) {
     EXPECT_FALSE(plain.logprobs);
 }
 
+TEST(RequestParser, PriorityNeedsThePriorityPolicy) {
+    const auto urgent = parse_ok(api::Endpoint::kCompletions, {{"prompt", "x"}, {"priority", -3}});
+    const auto refused = check_priority(urgent, engine::SchedulingPolicy::kFcfs);
+    ASSERT_TRUE(refused.has_value());
+    EXPECT_EQ(refused->param, "priority");
+    EXPECT_NE(refused->message.find("--scheduling-policy priority"), std::string::npos) << refused->message;
+    EXPECT_FALSE(check_priority(urgent, engine::SchedulingPolicy::kPriority).has_value());
+    const auto plain = parse_ok(api::Endpoint::kCompletions, {{"prompt", "x"}, {"priority", 0}});
+    EXPECT_FALSE(check_priority(plain, engine::SchedulingPolicy::kFcfs).has_value());
+}
+
 // Issue #17: a field tern does not support is refused by name (OpenAI's behaviour), not silently dropped; a short
 // list of harmless ones is accepted and ignored.
 TEST(RequestParser, UnknownAndUnsupportedFieldsAreRefusedByName) {
