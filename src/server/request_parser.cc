@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <random>
 
 namespace tern::server {
 namespace {
@@ -71,11 +72,20 @@ std::variant<CompletionRequest, RequestError> parse_completion_request(api::Endp
     request.model = api::field_value<std::string>(body, "model").value_or("");
     request.max_tokens = api::max_tokens_of(endpoint, body);
     read_sampling(body, request.sampling);
-    request.sampling.seed = static_cast<uint64_t>(api::field_value<int64_t>(body, "seed").value_or(0));
+    request.seed = api::field_value<int64_t>(body, "seed");
     read_stop(body, request.stop);
     read_logprobs(endpoint, body, request);
     read_flags(body, request);
     return request;
+}
+
+uint64_t choose_seed(std::optional<int64_t> given) {
+    if (given) return static_cast<uint64_t>(*given);
+    // One generator per thread, seeded once from the OS: no lock between HTTP threads, and seeds of requests that
+    // arrive together still differ.
+    thread_local std::mt19937_64 generator{(static_cast<uint64_t>(std::random_device{}()) << 32) ^
+                                           std::random_device{}()};
+    return generator();
 }
 
 std::optional<RequestError> check_priority(const CompletionRequest& request, engine::SchedulingPolicy policy) {

@@ -32,7 +32,8 @@ struct CompletionRequest {
     std::vector<PromptInput> prompts;        // completions: one or more prompts
     std::vector<api::ChatMessage> messages;  // chat
     std::optional<int64_t> max_tokens;       // max_tokens, or max_completion_tokens for chat
-    SamplingParams sampling;
+    SamplingParams sampling;                 // its seed comes from choose_seed(seed), when the request is prepared
+    std::optional<int64_t> seed;             // as given; absent: a random one per request
     std::vector<std::string> stop;
     int n = 1;
     bool logprobs = false;
@@ -50,6 +51,11 @@ using api::kMaxTopLogprobs;
 // Decodes `body` for `endpoint`; the error says what to change.
 std::variant<CompletionRequest, RequestError> parse_completion_request(api::Endpoint endpoint,
                                                                          const nlohmann::json& body);
+
+// The sampler's seed for a request: the given one (its bits), else a fresh random one, so that identical unseeded
+// requests differ as they do with OpenAI and vLLM (issue #17; `tern generate` keeps its fixed default). The choices
+// of one request add their index to it. Thread-safe.
+uint64_t choose_seed(std::optional<int64_t> given);
 
 // A non-zero priority under the fcfs policy is refused naming `priority`, as vLLM refuses it, before the engine
 // would refuse it without naming the parameter.

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "run_command.h"
@@ -184,6 +185,45 @@ TEST(ServeBadInput, ApiKeysAreRequiredWhereConfigured) {
     EXPECT_EQ(testing::http_get(server.port(), "/metrics").status, 200);
     EXPECT_EQ(server.stop(), 0) << server.log();
     std::filesystem::remove(key_file);
+}
+
+// The texts of `count` identical requests.
+std::vector<std::string> sample_texts(int port, const json& request, int count) {
+    std::vector<std::string> texts;
+    for (int idx = 0; idx < count; ++idx) {
+        const testing::HttpReply reply = testing::http_post(port, "/v1/completions", request.dump());
+        EXPECT_EQ(reply.status, 200) << reply.body;
+        if (reply.status != 200) return texts;
+        const json body = json::parse(reply.body);
+        for (const json& choice : body["choices"]) texts.push_back(choice["text"].get<std::string>());
+    }
+    return texts;
+}
+
+// Without a seed each request draws its own, as OpenAI and vLLM do: identical requests at temperature 1 differ.
+// With a seed they repeat. (Issue #17: every unseeded request used to get seed 0, so the same answer.)
+TEST(ServeSampling, UnseededRequestsDifferAndSeededOnesRepeat) {
+    testing::ServeProcess server;
+    ASSERT_EQ(server.start({"-m", testing::kStoriesModel, "-t", "1"}), "");
+    json request = {{"prompt", "Once upon a time"}, {"max_tokens", 20}, {"temperature", 1.0}, {"ignore_eos", true}};
+    // Twenty sampled tokens: two draws agree by chance far less often than one in a million; of six, at least
+    // five distinct texts is the bar, so one chance collision cannot fail the test.
+    const std::vector<std::string> unseeded = sample_texts(server.port(), request, 6);
+    ASSERT_EQ(unseeded.size(), 6u);
+    EXPECT_GE(std::set<std::string>(unseeded.begin(), unseeded.end()).size(), 5u) << unseeded[0];
+
+    request["n"] = 3;  // the choices of one unseeded request differ too
+    const std::vector<std::string> choices = sample_texts(server.port(), request, 1);
+    ASSERT_EQ(choices.size(), 3u);
+    EXPECT_EQ(std::set<std::string>(choices.begin(), choices.end()).size(), 3u) << choices[0];
+
+    request["n"] = 2;
+    request["seed"] = 1234;
+    const std::vector<std::string> seeded = sample_texts(server.port(), request, 3);
+    ASSERT_EQ(seeded.size(), 6u);
+    for (size_t idx = 2; idx < seeded.size(); ++idx) EXPECT_EQ(seeded[idx], seeded[idx % 2]) << "same seed, same text";
+    EXPECT_NE(seeded[0], seeded[1]) << "the choices of a seeded request still differ";
+    EXPECT_EQ(server.stop(), 0) << server.log();
 }
 
 // Priorities are a server option (vLLM's --scheduling-policy): under `priority` a request may carry one.

@@ -105,7 +105,7 @@ void expect_same_values(const api::GenerationRequest& generation, const server::
                         const std::string& where) {
     EXPECT_EQ(generation.model, completion.model) << where;
     EXPECT_EQ(generation.max_tokens, completion.max_tokens) << where;
-    EXPECT_EQ(static_cast<uint64_t>(generation.seed.value_or(0)), completion.sampling.seed) << where;
+    EXPECT_EQ(generation.seed, completion.seed) << where;
     EXPECT_EQ(generation.stream, completion.stream) << where;
     EXPECT_EQ(generation.include_usage, completion.include_usage) << where;
     EXPECT_EQ(generation.ignore_eos, completion.ignore_eos) << where;
@@ -142,7 +142,7 @@ TEST(RequestDecoders, AgreeOnTheValuesOfAcceptedBodies) {
                                                 R"( "max_completion_tokens": 7, "seed": -1})"));
     ASSERT_TRUE(std::holds_alternative<server::CompletionRequest>(both_take));
     EXPECT_EQ(std::get<server::CompletionRequest>(both_take).max_tokens, 7) << "max_completion_tokens wins (vLLM)";
-    EXPECT_EQ(std::get<server::CompletionRequest>(both_take).sampling.seed, UINT64_MAX);
+    EXPECT_EQ(std::get<server::CompletionRequest>(both_take).seed, -1);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Decoding OpenAI bodies: defaults, every accepted shape, and errors that name the parameter.
 #include <gtest/gtest.h>
 
+#include <set>
 #include <tuple>
 
 #include "server/request_parser.h"
@@ -36,7 +37,7 @@ TEST(RequestParser, CompletionsDefaultsAndFields) {
     EXPECT_EQ(request.n, 2);
     EXPECT_TRUE(request.logprobs);
     EXPECT_EQ(request.top_logprobs, 3);
-    EXPECT_EQ(request.sampling.seed, 7u);
+    EXPECT_EQ(request.seed, 7);
     EXPECT_EQ(request.priority, -2);
     EXPECT_TRUE(request.stream);
     EXPECT_TRUE(request.include_usage);
@@ -45,6 +46,17 @@ TEST(RequestParser, CompletionsDefaultsAndFields) {
     EXPECT_EQ(plain.sampling.temperature, 1.0f);
     EXPECT_EQ(plain.n, 1);
     EXPECT_FALSE(plain.logprobs);
+    EXPECT_FALSE(plain.seed.has_value()) << "no seed given: choose_seed() draws one";
+    EXPECT_EQ(parse_ok(api::Endpoint::kCompletions, {{"prompt", "x"}, {"seed", -1}}).seed, -1);
+}
+
+// Issue #17: unseeded requests get a fresh seed each, so identical ones differ; a given seed is kept bit for bit.
+TEST(RequestParser, ChooseSeedKeepsAGivenSeedAndDrawsOtherwise) {
+    EXPECT_EQ(choose_seed(7), 7u);
+    EXPECT_EQ(choose_seed(-1), UINT64_MAX);
+    std::set<uint64_t> drawn;
+    for (int idx = 0; idx < 8; ++idx) drawn.insert(choose_seed(std::nullopt));
+    EXPECT_EQ(drawn.size(), 8u) << "64-bit draws do not collide";
 }
 
 TEST(RequestParser, PriorityNeedsThePriorityPolicy) {
@@ -56,6 +68,38 @@ TEST(RequestParser, PriorityNeedsThePriorityPolicy) {
     EXPECT_FALSE(check_priority(urgent, engine::SchedulingPolicy::kPriority).has_value());
     const auto plain = parse_ok(api::Endpoint::kCompletions, {{"prompt", "x"}, {"priority", 0}});
     EXPECT_FALSE(check_priority(plain, engine::SchedulingPolicy::kFcfs).has_value());
+}
+
+TEST(RequestParser, PromptShapes) {
+    EXPECT_EQ(parse_ok(api::Endpoint::kCompletions, {{"prompt", {"a", "b"}}}).prompts.size(), 2u);
+    const auto ids = parse_ok(api::Endpoint::kCompletions, {{"prompt", {1, 2, 3}}});
+    ASSERT_EQ(ids.prompts.size(), 1u);
+    EXPECT_TRUE(ids.prompts[0].is_tokens);
+    EXPECT_EQ(ids.prompts[0].token_ids, (std::vector<int32_t>{1, 2, 3}));
+    EXPECT_EQ(parse_ok(api::Endpoint::kCompletions, {{"prompt", {{1, 2}, {3}}}}).prompts.size(), 2u);
+    EXPECT_EQ(parse_error(api::Endpoint::kCompletions, {{"prompt", json::array()}}).param, "prompt");
+    EXPECT_EQ(parse_error(api::Endpoint::kCompletions, {{"prompt", {1, -2}}}).param, "prompt");
+    EXPECT_EQ(parse_error(api::Endpoint::kCompletions, {{"prompt", 5}}).param, "prompt");
+    EXPECT_EQ(parse_error(api::Endpoint::kCompletions, json::object()).param, "prompt");
+}
+
+TEST(RequestParser, ChatMessagesAndLogprobs) {
+    const json parts = {{{"type", "text"}, {"text", "Hello "}}, {{"type", "text"}, {"text", "you"}}};
+    const auto request = parse_ok(api::Endpoint::kChatCompletions,
+                                  {{"messages", {{{"role", "system"}, {"content", "Be brief."}},
+                                                 {{"role", "user"}, {"content", parts}}}},
+                                   {"max_completion_tokens", 9}, {"logprobs", true}, {"top_logprobs", 2}});
+    ASSERT_EQ(request.messages.size(), 2u);
+    EXPECT_EQ(request.messages[1].content, "Hello you");
+    EXPECT_EQ(request.max_tokens, 9);
+    EXPECT_TRUE(request.logprobs);
+    EXPECT_EQ(request.top_logprobs, 2);
+    EXPECT_EQ(parse_error(api::Endpoint::kChatCompletions, {{"messages", json::array()}}).param, "messages");
+    EXPECT_EQ(parse_error(api::Endpoint::kChatCompletions, {{"messages", {{{"role", "wizard"}, {"content", "x"}}}}}).param,
+              "messages");
+    EXPECT_EQ(parse_error(api::Endpoint::kChatCompletions,
+                          {{"messages", {{{"role", "user"}, {"content", "x"}}}}, {"top_logprobs", 2}}).param,
+              "top_logprobs");
 }
 
 // Issue #17: a field tern does not support is refused by name (OpenAI's behaviour), not silently dropped; a short
