@@ -19,6 +19,10 @@ void add_engine_flags(CLI::App* command, EngineFlags* flags) {
     command->add_option("--max-queued-tokens", config.max_queued_tokens,
                         "Prompt tokens waiting beyond which new requests are rejected")->capture_default_str();
     command->add_option("--max-model-len", config.max_model_len, "Context length (default: the model's)");
+    command->add_option("--scheduling-policy", flags->scheduling_policy,
+                        "fcfs: arrival order, a request with a non-zero priority is refused; priority: lower "
+                        "`priority` first, and it may preempt others when KV memory is short")
+        ->capture_default_str();
 }
 
 Result<engine::EngineConfig> engine_config_from_flags(const EngineFlags& flags) {
@@ -27,6 +31,7 @@ Result<engine::EngineConfig> engine_config_from_flags(const EngineFlags& flags) 
     config.kv_cache_bytes = static_cast<uint64_t>(flags.kv_cache_mem_gib * (1ull << 30));
     TERN_ASSIGN_OR_RETURN(config.kv_type, parse_kv_type(flags.kv_cache_type));
     config.enable_prefix_caching = !flags.no_prefix_cache;
+    TERN_ASSIGN_OR_RETURN(config.scheduling_policy, engine::parse_scheduling_policy(flags.scheduling_policy));
     TERN_RETURN_IF_ERROR(config.validate());
     return config;
 }

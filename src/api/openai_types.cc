@@ -4,119 +4,33 @@
 
 #include <set>
 
+#include "api/request_fields.h"
+
 namespace tern::api {
 namespace {
 
 using Json = nlohmann::json;
 
-// Fields decoded into GenerationRequest members; every other field travels in `extra`.
-const std::set<std::string, std::less<>> kKnownFields = {
+// Fields decoded into GenerationRequest members; the other accepted fields travel in `extra`.
+const std::set<std::string, std::less<>> kMemberFields = {
     "model", "prompt", "messages", "max_tokens", "max_completion_tokens", "stream", "stream_options",
     "ignore_eos", "temperature", "top_p", "top_k", "seed"};
 
-Status field_error(std::string_view field, std::string_view what) {
-    return invalid_argument(fmt::format("request field '{}' {}", field, what));
-}
+Json prompt_json(const PromptInput& prompt) { return prompt.is_tokens ? Json(prompt.token_ids) : Json(prompt.text); }
 
-Result<std::string> text_of_content(const Json& content) {
-    if (content.is_null()) return std::string();
-    if (content.is_string()) return content.get<std::string>();
-    if (!content.is_array()) return field_error("messages[].content", "must be a string or an array of parts");
-    std::string text;
-    for (const Json& part : content) {
-        if (!part.is_object() || !part.contains("type") || part["type"] != "text") {
-            return field_error("messages[].content", "supports only parts of type \"text\"");
-        }
-        if (!part.contains("text") || !part["text"].is_string()) {
-            return field_error("messages[].content[].text", "must be a string");
-        }
-        text += part["text"].get<std::string>();
+// Reads a body check_request_body() accepted.
+void read_members(Endpoint endpoint, const Json& body, GenerationRequest* request) {
+    if (const Json* model = find_field(body, "model")) request->model = model->get<std::string>();
+    request->max_tokens = max_tokens_of(endpoint, body);
+    request->stream = field_value<bool>(body, "stream").value_or(false);
+    request->ignore_eos = field_value<bool>(body, "ignore_eos").value_or(false);
+    if (const Json* options = find_field(body, "stream_options")) {
+        request->include_usage = field_value<bool>(*options, "include_usage").value_or(false);
     }
-    return text;
-}
-
-Status parse_prompt(const Json& prompt, GenerationRequest* request) {
-    if (prompt.is_string()) {
-        request->prompt = prompt.get<std::string>();
-        return Status::ok();
-    }
-    if (!prompt.is_array() || prompt.empty()) return field_error("prompt", "must be a string or an array of token ids");
-    if (prompt.size() == 1 && prompt[0].is_string()) {
-        request->prompt = prompt[0].get<std::string>();
-        return Status::ok();
-    }
-    for (const Json& token : prompt) {
-        if (!token.is_number_integer()) {
-            return field_error("prompt", "must be one string or an array of token ids (batched prompts are not "
-                                         "supported)");
-        }
-        const int64_t token_id = token.get<int64_t>();
-        if (token_id < 0 || token_id > INT32_MAX) return field_error("prompt", "holds a token id out of range");
-        request->prompt_token_ids.push_back(static_cast<int32_t>(token_id));
-    }
-    return Status::ok();
-}
-
-Status parse_messages(const Json& messages, GenerationRequest* request) {
-    if (!messages.is_array() || messages.empty()) return field_error("messages", "must be a non-empty array");
-    for (const Json& message : messages) {
-        if (!message.is_object() || !message.contains("role") || !message["role"].is_string()) {
-            return field_error("messages[].role", "must be a string");
-        }
-        TERN_ASSIGN_OR_RETURN(std::string content, text_of_content(message.value("content", Json())));
-        request->messages.push_back({message["role"].get<std::string>(), std::move(content)});
-    }
-    return Status::ok();
-}
-
-Status parse_sampling(const Json& body, GenerationRequest* request) {
-    if (body.contains("temperature")) {
-        if (!body["temperature"].is_number() || body["temperature"].get<double>() < 0) {
-            return field_error("temperature", "must be a number >= 0");
-        }
-        request->temperature = body["temperature"].get<double>();
-    }
-    if (body.contains("top_p")) {
-        const Json& top_p = body["top_p"];
-        if (!top_p.is_number() || top_p.get<double>() <= 0 || top_p.get<double>() > 1) {
-            return field_error("top_p", "must be a number in (0, 1]");
-        }
-        request->top_p = top_p.get<double>();
-    }
-    if (body.contains("top_k")) {
-        if (!body["top_k"].is_number_integer()) return field_error("top_k", "must be an integer");
-        request->top_k = body["top_k"].get<int64_t>();
-    }
-    if (body.contains("seed")) {
-        if (!body["seed"].is_number_unsigned()) return field_error("seed", "must be an integer >= 0");
-        request->seed = body["seed"].get<uint64_t>();
-    }
-    return Status::ok();
-}
-
-Status parse_flags(const Json& body, GenerationRequest* request) {
-    for (const char* field : {"max_tokens", "max_completion_tokens"}) {
-        if (!body.contains(field) || body[field].is_null()) continue;
-        if (!body[field].is_number_integer() || body[field].get<int64_t>() < 0) {
-            return field_error(field, "must be an integer >= 0");
-        }
-        request->max_tokens = body[field].get<int64_t>();
-    }
-    for (auto [field, target] : {std::pair{"stream", &request->stream}, {"ignore_eos", &request->ignore_eos}}) {
-        if (!body.contains(field)) continue;
-        if (!body[field].is_boolean()) return field_error(field, "must be true or false");
-        *target = body[field].get<bool>();
-    }
-    if (body.contains("stream_options") && !body["stream_options"].is_null()) {
-        const Json& options = body["stream_options"];
-        if (!options.is_object()) return field_error("stream_options", "must be an object");
-        if (options.contains("include_usage")) {
-            if (!options["include_usage"].is_boolean()) return field_error("stream_options.include_usage", "must be "
-                                                                           "true or false");
-            request->include_usage = options["include_usage"].get<bool>();
-        }
-    }
-    return Status::ok();
+    request->temperature = field_value<double>(body, "temperature");
+    request->top_p = field_value<double>(body, "top_p");
+    request->top_k = field_value<int64_t>(body, "top_k");
+    request->seed = field_value<int64_t>(body, "seed");
 }
 
 }  // namespace
@@ -135,10 +49,11 @@ nlohmann::json to_json(const GenerationRequest& request) {
     Json body = Json::object();
     if (!request.model.empty()) body["model"] = request.model;
     if (request.endpoint == Endpoint::kCompletions) {
-        if (request.prompt_token_ids.empty()) {
-            body["prompt"] = request.prompt;
+        if (request.prompts.size() == 1) {
+            body["prompt"] = prompt_json(request.prompts[0]);
         } else {
-            body["prompt"] = request.prompt_token_ids;
+            body["prompt"] = Json::array();
+            for (const PromptInput& prompt : request.prompts) body["prompt"].push_back(prompt_json(prompt));
         }
     } else {
         Json messages = Json::array();
@@ -160,24 +75,16 @@ nlohmann::json to_json(const GenerationRequest& request) {
 }
 
 Result<GenerationRequest> parse_generation_request(Endpoint endpoint, const nlohmann::json& body) {
-    if (!body.is_object()) return invalid_argument("the request body must be a JSON object");
+    if (auto error = check_request_body(endpoint, body)) return invalid_argument(error->message);
     GenerationRequest request;
     request.endpoint = endpoint;
-    if (body.contains("model")) {
-        if (!body["model"].is_string()) return field_error("model", "must be a string");
-        request.model = body["model"].get<std::string>();
-    }
-    if (endpoint == Endpoint::kCompletions) {
-        if (!body.contains("prompt")) return field_error("prompt", "is required");
-        TERN_RETURN_IF_ERROR(parse_prompt(body["prompt"], &request));
-    } else {
-        if (!body.contains("messages")) return field_error("messages", "is required");
-        TERN_RETURN_IF_ERROR(parse_messages(body["messages"], &request));
-    }
-    TERN_RETURN_IF_ERROR(parse_flags(body, &request));
-    TERN_RETURN_IF_ERROR(parse_sampling(body, &request));
+    const std::optional<FieldError> error = endpoint == Endpoint::kCompletions
+                                                ? decode_prompts(*find_field(body, "prompt"), &request.prompts)
+                                                : decode_messages(*find_field(body, "messages"), &request.messages);
+    if (error) return invalid_argument(error->message);
+    read_members(endpoint, body, &request);
     for (const auto& [key, value] : body.items()) {
-        if (kKnownFields.find(key) == kKnownFields.end()) request.extra[key] = value;
+        if (!value.is_null() && kMemberFields.find(key) == kMemberFields.end()) request.extra[key] = value;
     }
     return request;
 }

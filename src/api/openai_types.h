@@ -31,12 +31,18 @@ struct ChatMessage {
     std::string content;  // plain text; content-part arrays are flattened to their text parts when decoding
 };
 
+// One prompt of a completions request: text to tokenize, or token ids as given (vLLM and llama.cpp accept them).
+struct PromptInput {
+    std::string text;
+    std::vector<int32_t> token_ids;
+    bool is_tokens = false;
+};
+
 // One generation request in the shape of either endpoint.
 struct GenerationRequest {
     Endpoint endpoint = Endpoint::kCompletions;
     std::string model;
-    std::string prompt;                     // completions: the prompt text, used when prompt_token_ids is empty
-    std::vector<int32_t> prompt_token_ids;  // completions: a prompt given as token ids (vLLM, llama.cpp accept it)
+    std::vector<PromptInput> prompts;       // completions: one prompt, or several (a batch)
     std::vector<ChatMessage> messages;      // chat completions
     std::optional<int64_t> max_tokens;      // absent: the server's default
     bool stream = false;
@@ -45,15 +51,17 @@ struct GenerationRequest {
     std::optional<double> temperature;
     std::optional<double> top_p;
     std::optional<int64_t> top_k;
-    std::optional<uint64_t> seed;
-    nlohmann::json extra = nlohmann::json::object();  // further body fields, merged last (overriding the above)
+    std::optional<int64_t> seed;            // any int64, as OpenAI and vLLM take it
+    // Encoding: further body fields, merged last (overriding the above). Decoding: the accepted fields that have no
+    // member above (n, stop, penalties, user, ...), as given, so that a router passes them on.
+    nlohmann::json extra = nlohmann::json::object();
 };
 
 // The request body. Chat requests send "max_tokens" too: every OpenAI-compatible server we target accepts it.
 nlohmann::json to_json(const GenerationRequest& request);
 
-// Decodes and validates a request body for `endpoint`; unknown fields are kept in `extra`. Errors say which field
-// is wrong and why (kInvalidArgument).
+// Decodes a request body for `endpoint` under the rules of request_fields.h, which tern serve's decoder shares:
+// kInvalidArgument, with check_request_body()'s message, for any body the server would refuse.
 Result<GenerationRequest> parse_generation_request(Endpoint endpoint, const nlohmann::json& body);
 
 nlohmann::json to_json(const Usage& usage);

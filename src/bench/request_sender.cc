@@ -54,9 +54,9 @@ api::GenerationRequest make_request(const RequestTemplate& request_template, con
     if (request.endpoint == api::Endpoint::kChatCompletions) {
         request.messages.push_back({"user", spec.prompt});
     } else if (!spec.prompt_token_ids.empty()) {
-        request.prompt_token_ids = spec.prompt_token_ids;
+        request.prompts.push_back({.token_ids = spec.prompt_token_ids, .is_tokens = true});
     } else {
-        request.prompt = spec.prompt;
+        request.prompts.push_back({.text = spec.prompt});
     }
     request.max_tokens = spec.output_len;
     request.stream = true;

@@ -53,6 +53,11 @@ Status Engine::add_request(EngineRequest request) {
         return invalid_argument(fmt::format("request {}: a stop token id is outside the vocabulary", request.id));
     }
     TERN_RETURN_IF_ERROR(request.sampling.validate());
+    if (request.priority != 0 && config_.scheduling_policy == SchedulingPolicy::kFcfs) {
+        return invalid_argument(fmt::format("request {}: priority {} needs the priority scheduling policy "
+                                            "(--scheduling-policy priority); under fcfs every request has priority 0",
+                                            request.id, request.priority));
+    }
     const int num_prompt_tokens = static_cast<int>(request.prompt.size());
     scheduler::RequestParams params{.id = request.id, .prompt = request.prompt, .max_tokens = request.max_tokens,
                                     .priority = request.priority, .stop_tokens = request.stop_tokens};

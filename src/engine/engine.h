@@ -30,7 +30,7 @@ struct EngineRequest {
     RequestId id = 0;                  // unique among the requests the engine holds
     std::vector<int32_t> prompt;       // token ids, non-empty
     int max_tokens = 16;               // tokens to generate, >= 1
-    int priority = 0;                  // lower is served first
+    int priority = 0;                  // lower is served first; must be 0 under SchedulingPolicy::kFcfs
     SamplingParams sampling;
     std::vector<int32_t> stop_tokens;  // e.g. EOS; sampling one ends the request (it is reported as its last token)
     int num_top_logprobs = -1;         // -1: no log-probabilities; n >= 0: the token's and the n most likely
@@ -74,8 +74,8 @@ public:
     // `model` and `pool` must outlive the engine. Allocates the KV cache for `config` (see plan_capacity()).
     static Result<std::unique_ptr<Engine>> create(Model& model, ThreadPool& pool, const EngineConfig& config);
 
-    // Queues a request. kInvalidArgument for a malformed or never-fitting one, kResourceExhausted when the waiting
-    // queue is full; the message says which limit.
+    // Queues a request. kInvalidArgument for a malformed or never-fitting one, or a non-zero priority under the fcfs
+    // policy; kResourceExhausted when the waiting queue is full. The message says which limit.
     Status add_request(EngineRequest request);
     // Ends a request at once and frees its KV blocks; its final output (finish reason abort) comes with the next
     // step(). kNotFound for an unknown or finished id.

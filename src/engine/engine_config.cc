@@ -8,6 +8,12 @@
 
 namespace tern::engine {
 
+Result<SchedulingPolicy> parse_scheduling_policy(std::string_view name) {
+    if (name == "fcfs") return SchedulingPolicy::kFcfs;
+    if (name == "priority") return SchedulingPolicy::kPriority;
+    return invalid_argument(fmt::format("--scheduling-policy must be fcfs or priority, got '{}'", name));
+}
+
 Status EngineConfig::validate() const {
     if (block_size < 1 || block_size > 1024) return invalid_argument("--block-size must be in [1, 1024]");
     if (max_batched_tokens < 1) return invalid_argument("--max-batched-tokens must be >= 1");

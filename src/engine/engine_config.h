@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "base/status.h"
 #include "model/hparams.h"
@@ -11,6 +12,14 @@
 #include "scheduler/scheduler.h"
 
 namespace tern::engine {
+
+// How waiting and running requests are ordered (vLLM's --scheduling-policy). Under kFcfs (the default, as in vLLM)
+// arrival order alone decides and a request with a non-zero priority is refused: a client must not be able to jump
+// the queue or preempt others by asking. Under kPriority a lower `priority` goes first and may preempt.
+enum class SchedulingPolicy { kFcfs, kPriority };
+
+// "fcfs" or "priority"; anything else is kInvalidArgument naming --scheduling-policy.
+Result<SchedulingPolicy> parse_scheduling_policy(std::string_view name);
 
 struct EngineConfig {
     uint64_t kv_cache_bytes = 0;          // KV budget; 0 = kDefaultKvMemoryFraction of available memory
@@ -22,6 +31,7 @@ struct EngineConfig {
     int max_queued_requests = 1024;       // waiting requests beyond which add_request() rejects
     int64_t max_queued_tokens = 1 << 20;  // prompt tokens of waiting requests beyond which add_request() rejects
     int max_model_len = 0;                // context length; 0 = the model's own (trained) context
+    SchedulingPolicy scheduling_policy = SchedulingPolicy::kFcfs;
 
     Status validate() const;
 };

@@ -66,6 +66,10 @@ std::variant<PreparedRequest, Outcome> prepare_request(const ServingContext& con
         return error_outcome(404, fmt::format("the model '{}' does not exist; this server serves '{}'", request.model,
                                               context.model_name), "model");
     }
+    if (auto refused = check_priority(request, context.engine.config().scheduling_policy)) {
+        return error_outcome(400, refused->message, refused->param);
+    }
+    request.sampling.seed = choose_seed(request.seed);
     const char* prompt_param = request.endpoint == api::Endpoint::kChatCompletions ? "messages" : "prompt";
     if (request.endpoint == api::Endpoint::kChatCompletions) {
         auto ids = tokenize_chat(context, request.messages);

@@ -1,5 +1,6 @@
-// OpenAI request bodies of /v1/completions and /v1/chat/completions decoded into what the server needs, with every
-// value checked: a wrong type or range names the parameter (OpenAI's error `param`). Unknown fields are ignored.
+// OpenAI request bodies of /v1/completions and /v1/chat/completions decoded into what the server needs. The field
+// rules (which fields, their types and ranges, which are refused or ignored) are api/request_fields.h's, shared with
+// api::parse_generation_request; this file turns checked values into sampling and engine settings.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "api/openai_types.h"
+#include "api/request_fields.h"
+#include "engine/engine_config.h"
 #include "sampling/sampling_params.h"
 
 namespace tern::server {
@@ -21,12 +24,7 @@ struct RequestError {
     std::string param;
 };
 
-// One prompt of a completions request: text to tokenize, or token ids as given.
-struct PromptInput {
-    std::string text;
-    std::vector<int32_t> token_ids;
-    bool is_tokens = false;
-};
+using api::PromptInput;
 
 struct CompletionRequest {
     api::Endpoint endpoint = api::Endpoint::kCompletions;
@@ -34,7 +32,8 @@ struct CompletionRequest {
     std::vector<PromptInput> prompts;        // completions: one or more prompts
     std::vector<api::ChatMessage> messages;  // chat
     std::optional<int64_t> max_tokens;       // max_tokens, or max_completion_tokens for chat
-    SamplingParams sampling;
+    SamplingParams sampling;                 // its seed comes from choose_seed(seed), when the request is prepared
+    std::optional<int64_t> seed;             // as given; absent: a random one per request
     std::vector<std::string> stop;
     int n = 1;
     bool logprobs = false;
@@ -43,15 +42,23 @@ struct CompletionRequest {
     bool ignore_eos = false;
     bool stream = false;
     bool include_usage = false;
-    std::string user;
 };
 
-inline constexpr int kMaxChoices = 16;      // n
-inline constexpr int kMaxTopLogprobs = 20;  // OpenAI's limit
-inline constexpr int kMaxStopStrings = 16;
+using api::kMaxChoices;
+using api::kMaxStopStrings;
+using api::kMaxTopLogprobs;
 
 // Decodes `body` for `endpoint`; the error says what to change.
 std::variant<CompletionRequest, RequestError> parse_completion_request(api::Endpoint endpoint,
                                                                          const nlohmann::json& body);
+
+// The sampler's seed for a request: the given one (its bits), else a fresh random one, so that identical unseeded
+// requests differ as they do with OpenAI and vLLM (issue #17; `tern generate` keeps its fixed default). The choices
+// of one request add their index to it. Thread-safe.
+uint64_t choose_seed(std::optional<int64_t> given);
+
+// A non-zero priority under the fcfs policy is refused naming `priority`, as vLLM refuses it, before the engine
+// would refuse it without naming the parameter.
+std::optional<RequestError> check_priority(const CompletionRequest& request, engine::SchedulingPolicy policy);
 
 }  // namespace tern::server

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "run_command.h"
@@ -96,6 +97,22 @@ std::vector<BadRequest> bad_requests() {
         {"unknown model", "/v1/completions", R"({"model": "gpt-17", "prompt": "hi"})", 404, "model"},
         {"unknown model in chat", "/v1/chat/completions",
          R"({"model": "gpt-17", "messages": [{"role": "user", "content": "hi"}]})", 404, "model"},
+        // Fields tern does not support are refused by name, not dropped (issue #17).
+        {"an unknown field", "/v1/completions", R"({"prompt": "hi", "not_a_field": 1})", 400, "not_a_field"},
+        {"tools", "/v1/chat/completions",
+         R"({"messages": [{"role": "user", "content": "hi"}], "tools": [{"type": "function"}]})", 400, "tools"},
+        {"response_format", "/v1/chat/completions",
+         R"({"messages": [{"role": "user", "content": "hi"}], "response_format": {"type": "json_object"}})", 400,
+         "response_format"},
+        {"an image part", "/v1/chat/completions",
+         R"({"messages": [{"role": "user", "content": [{"type": "text", "text": "What is it?"},)"
+         R"( {"type": "image_url", "image_url": {"url": "http://x/y.png"}}]}]})",
+         400, "messages[0].content"},
+        {"parallel_tool_calls true", "/v1/chat/completions",
+         R"({"messages": [{"role": "user", "content": "hi"}], "parallel_tool_calls": true})", 400,
+         "parallel_tool_calls"},
+        {"a priority under the default fcfs policy", "/v1/completions", R"({"prompt": "hi", "priority": -1})", 400,
+         "priority"},
         {"tokenize without a prompt", "/tokenize", R"({"text": "hi"})", 400, "prompt"},
         {"detokenize of a bad id", "/detokenize", R"({"tokens": [-4]})", 400, "tokens"},
         {"no such endpoint", "/v1/embeddings", R"({"input": "hi"})", 404, ""},
@@ -121,6 +138,14 @@ TEST(ServeBadInput, EachGetsAClearErrorAndTheServerKeepsServing) {
     streamed_error.status = streamed.status;
     streamed_error.body = streamed.body;
     expect_openai_error(streamed_error, 400, "max_tokens", "streamed negative max_tokens");
+
+    // The fields accepted and ignored (request_fields.cc) do not fail a request.
+    const testing::HttpReply ignored = testing::http_post(
+        server.port(), "/v1/chat/completions",
+        R"({"messages": [{"role": "user", "content": "hi"}], "max_tokens": 2, "user": "u-1", "metadata": {"a": "b"},)"
+        R"( "store": false, "service_tier": "auto", "parallel_tool_calls": false, "priority": 0})",
+        kAuth);
+    EXPECT_EQ(ignored.status, 200) << ignored.body;
 
     std::string big_body = R"({"prompt": ")" + std::string(100000, 'a') + R"("})";
     expect_openai_error(testing::http_post(server.port(), "/v1/completions", big_body, kAuth), 413, "",
@@ -160,6 +185,55 @@ TEST(ServeBadInput, ApiKeysAreRequiredWhereConfigured) {
     EXPECT_EQ(testing::http_get(server.port(), "/metrics").status, 200);
     EXPECT_EQ(server.stop(), 0) << server.log();
     std::filesystem::remove(key_file);
+}
+
+// The texts of `count` identical requests.
+std::vector<std::string> sample_texts(int port, const json& request, int count) {
+    std::vector<std::string> texts;
+    for (int idx = 0; idx < count; ++idx) {
+        const testing::HttpReply reply = testing::http_post(port, "/v1/completions", request.dump());
+        EXPECT_EQ(reply.status, 200) << reply.body;
+        if (reply.status != 200) return texts;
+        const json body = json::parse(reply.body);
+        for (const json& choice : body["choices"]) texts.push_back(choice["text"].get<std::string>());
+    }
+    return texts;
+}
+
+// Without a seed each request draws its own, as OpenAI and vLLM do: identical requests at temperature 1 differ.
+// With a seed they repeat. (Issue #17: every unseeded request used to get seed 0, so the same answer.)
+TEST(ServeSampling, UnseededRequestsDifferAndSeededOnesRepeat) {
+    testing::ServeProcess server;
+    ASSERT_EQ(server.start({"-m", testing::kStoriesModel, "-t", "1"}), "");
+    json request = {{"prompt", "Once upon a time"}, {"max_tokens", 20}, {"temperature", 1.0}, {"ignore_eos", true}};
+    // Twenty sampled tokens: two draws agree by chance far less often than one in a million; of six, at least
+    // five distinct texts is the bar, so one chance collision cannot fail the test.
+    const std::vector<std::string> unseeded = sample_texts(server.port(), request, 6);
+    ASSERT_EQ(unseeded.size(), 6u);
+    EXPECT_GE(std::set<std::string>(unseeded.begin(), unseeded.end()).size(), 5u) << unseeded[0];
+
+    request["n"] = 3;  // the choices of one unseeded request differ too
+    const std::vector<std::string> choices = sample_texts(server.port(), request, 1);
+    ASSERT_EQ(choices.size(), 3u);
+    EXPECT_EQ(std::set<std::string>(choices.begin(), choices.end()).size(), 3u) << choices[0];
+
+    request["n"] = 2;
+    request["seed"] = 1234;
+    const std::vector<std::string> seeded = sample_texts(server.port(), request, 3);
+    ASSERT_EQ(seeded.size(), 6u);
+    for (size_t idx = 2; idx < seeded.size(); ++idx) EXPECT_EQ(seeded[idx], seeded[idx % 2]) << "same seed, same text";
+    EXPECT_NE(seeded[0], seeded[1]) << "the choices of a seeded request still differ";
+    EXPECT_EQ(server.stop(), 0) << server.log();
+}
+
+// Priorities are a server option (vLLM's --scheduling-policy): under `priority` a request may carry one.
+TEST(ServeSampling, PriorityNeedsThePriorityPolicy) {
+    testing::ServeProcess server;
+    ASSERT_EQ(server.start({"-m", testing::kStoriesModel, "-t", "1", "--scheduling-policy", "priority"}), "");
+    const testing::HttpReply reply = testing::http_post(
+        server.port(), "/v1/completions", R"({"prompt": "Once upon a time", "max_tokens": 3, "priority": -5})");
+    EXPECT_EQ(reply.status, 200) << reply.body;
+    EXPECT_EQ(server.stop(), 0) << server.log();
 }
 
 // Random weights emit byte tokens (a quarter of the tiny vocabulary) in any order: many never form a character.

@@ -47,6 +47,15 @@ TEST(EngineCapacity, ErrorsNameTheFlag) {
     EXPECT_NE(plan_capacity(small_heads, config).status().message().find("multiple of 32"), std::string::npos);
 }
 
+TEST(EngineConfig, SchedulingPolicyIsFcfsByDefaultAndNamesTheFlag) {
+    EXPECT_EQ(EngineConfig{}.scheduling_policy, SchedulingPolicy::kFcfs) << "vLLM's default";
+    EXPECT_EQ(parse_scheduling_policy("fcfs").value(), SchedulingPolicy::kFcfs);
+    EXPECT_EQ(parse_scheduling_policy("priority").value(), SchedulingPolicy::kPriority);
+    const Status unknown = parse_scheduling_policy("lifo").status();
+    EXPECT_EQ(unknown.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(unknown.message().find("--scheduling-policy"), std::string::npos) << unknown.message();
+}
+
 TEST(EngineCapacity, DefaultBudgetIsCappedByMaxRunning) {
     EngineConfig config;
     config.max_running = 2;

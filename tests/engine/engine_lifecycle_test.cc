@@ -152,9 +152,30 @@ TEST_F(EngineLifecycle, LogprobsAreConsistent) {
     }
 }
 
+// vLLM's default policy: arrival order only, so a client cannot jump the queue or preempt others by sending a
+// priority (issue #17). The engine refuses a non-zero priority rather than silently dropping it.
+TEST_F(EngineLifecycle, FcfsIsTheDefaultAndRefusesPriority) {
+    EngineConfig config;
+    config.max_running = 1;
+    auto engine = make_engine(config);
+    EngineRequest urgent = greedy(2, 8, 3);
+    urgent.priority = -1;
+    const Status refused = engine->add_request(urgent);
+    EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(refused.message().find("priority"), std::string::npos) << refused.message();
+    EXPECT_FALSE(engine->has_unfinished_requests());
+    ASSERT_TRUE(engine->add_request(greedy(1, 8, 3)).is_ok());
+    ASSERT_TRUE(engine->add_request(greedy(2, 8, 3)).is_ok());
+    const auto outputs = drain(*engine);
+    ASSERT_FALSE(outputs.empty());
+    EXPECT_EQ(outputs.front().id, 1) << "first come, first served";
+    EXPECT_EQ(outputs.back().id, 2);
+}
+
 TEST_F(EngineLifecycle, PriorityClassGoesFirstWhenOnlyOneFits) {
     EngineConfig config;
     config.max_running = 1;
+    config.scheduling_policy = SchedulingPolicy::kPriority;
     auto engine = make_engine(config);
     ASSERT_TRUE(engine->add_request(greedy(1, 8, 3)).is_ok());
     EngineRequest urgent = greedy(2, 8, 3);

@@ -1,6 +1,9 @@
 // Decoding OpenAI bodies: defaults, every accepted shape, and errors that name the parameter.
 #include <gtest/gtest.h>
 
+#include <set>
+#include <tuple>
+
 #include "server/request_parser.h"
 
 namespace tern::server {
@@ -24,7 +27,7 @@ TEST(RequestParser, CompletionsDefaultsAndFields) {
     const auto request = parse_ok(api::Endpoint::kCompletions,
                                   {{"prompt", "hi"}, {"max_tokens", 5}, {"temperature", 0}, {"top_k", -1},
                                    {"stop", "\n"}, {"n", 2}, {"logprobs", 3}, {"seed", 7}, {"priority", -2},
-                                   {"stream", true}, {"stream_options", {{"include_usage", true}}}, {"unknown", 1}});
+                                   {"stream", true}, {"stream_options", {{"include_usage", true}}}});
     ASSERT_EQ(request.prompts.size(), 1u);
     EXPECT_EQ(request.prompts[0].text, "hi");
     EXPECT_EQ(request.max_tokens, 5);
@@ -34,7 +37,7 @@ TEST(RequestParser, CompletionsDefaultsAndFields) {
     EXPECT_EQ(request.n, 2);
     EXPECT_TRUE(request.logprobs);
     EXPECT_EQ(request.top_logprobs, 3);
-    EXPECT_EQ(request.sampling.seed, 7u);
+    EXPECT_EQ(request.seed, 7);
     EXPECT_EQ(request.priority, -2);
     EXPECT_TRUE(request.stream);
     EXPECT_TRUE(request.include_usage);
@@ -43,6 +46,28 @@ TEST(RequestParser, CompletionsDefaultsAndFields) {
     EXPECT_EQ(plain.sampling.temperature, 1.0f);
     EXPECT_EQ(plain.n, 1);
     EXPECT_FALSE(plain.logprobs);
+    EXPECT_FALSE(plain.seed.has_value()) << "no seed given: choose_seed() draws one";
+    EXPECT_EQ(parse_ok(api::Endpoint::kCompletions, {{"prompt", "x"}, {"seed", -1}}).seed, -1);
+}
+
+// Issue #17: unseeded requests get a fresh seed each, so identical ones differ; a given seed is kept bit for bit.
+TEST(RequestParser, ChooseSeedKeepsAGivenSeedAndDrawsOtherwise) {
+    EXPECT_EQ(choose_seed(7), 7u);
+    EXPECT_EQ(choose_seed(-1), UINT64_MAX);
+    std::set<uint64_t> drawn;
+    for (int idx = 0; idx < 8; ++idx) drawn.insert(choose_seed(std::nullopt));
+    EXPECT_EQ(drawn.size(), 8u) << "64-bit draws do not collide";
+}
+
+TEST(RequestParser, PriorityNeedsThePriorityPolicy) {
+    const auto urgent = parse_ok(api::Endpoint::kCompletions, {{"prompt", "x"}, {"priority", -3}});
+    const auto refused = check_priority(urgent, engine::SchedulingPolicy::kFcfs);
+    ASSERT_TRUE(refused.has_value());
+    EXPECT_EQ(refused->param, "priority");
+    EXPECT_NE(refused->message.find("--scheduling-policy priority"), std::string::npos) << refused->message;
+    EXPECT_FALSE(check_priority(urgent, engine::SchedulingPolicy::kPriority).has_value());
+    const auto plain = parse_ok(api::Endpoint::kCompletions, {{"prompt", "x"}, {"priority", 0}});
+    EXPECT_FALSE(check_priority(plain, engine::SchedulingPolicy::kFcfs).has_value());
 }
 
 TEST(RequestParser, PromptShapes) {
@@ -59,7 +84,7 @@ TEST(RequestParser, PromptShapes) {
 }
 
 TEST(RequestParser, ChatMessagesAndLogprobs) {
-    const json parts = {{{"type", "text"}, {"text", "Hello "}}, {{"type", "image_url"}}, {{"type", "text"}, {"text", "you"}}};
+    const json parts = {{{"type", "text"}, {"text", "Hello "}}, {{"type", "text"}, {"text", "you"}}};
     const auto request = parse_ok(api::Endpoint::kChatCompletions,
                                   {{"messages", {{{"role", "system"}, {"content", "Be brief."}},
                                                  {{"role", "user"}, {"content", parts}}}},
@@ -75,6 +100,47 @@ TEST(RequestParser, ChatMessagesAndLogprobs) {
     EXPECT_EQ(parse_error(api::Endpoint::kChatCompletions,
                           {{"messages", {{{"role", "user"}, {"content", "x"}}}}, {"top_logprobs", 2}}).param,
               "top_logprobs");
+}
+
+// Issue #17: a field tern does not support is refused by name (OpenAI's behaviour), not silently dropped; a short
+// list of harmless ones is accepted and ignored.
+TEST(RequestParser, UnknownAndUnsupportedFieldsAreRefusedByName) {
+    const json chat_messages = {{{"role", "user"}, {"content", "hi"}}};
+    const std::vector<std::tuple<api::Endpoint, json, std::string>> cases = {
+        {api::Endpoint::kCompletions, {{"prompt", "x"}, {"not_a_field", 1}}, "not_a_field"},
+        {api::Endpoint::kCompletions, {{"prompt", "x"}, {"logit_bias", {{"5", 1}}}}, "logit_bias"},
+        {api::Endpoint::kCompletions, {{"prompt", "x"}, {"messages", chat_messages}}, "messages"},
+        {api::Endpoint::kChatCompletions, {{"messages", chat_messages}, {"prompt", "x"}}, "prompt"},
+        {api::Endpoint::kChatCompletions, {{"messages", chat_messages}, {"tools", json::array()}}, "tools"},
+        {api::Endpoint::kChatCompletions, {{"messages", chat_messages}, {"tool_choice", "none"}}, "tool_choice"},
+        {api::Endpoint::kChatCompletions, {{"messages", chat_messages}, {"response_format", {{"type", "text"}}}},
+         "response_format"},
+        {api::Endpoint::kChatCompletions, {{"messages", chat_messages}, {"parallel_tool_calls", true}},
+         "parallel_tool_calls"},
+        {api::Endpoint::kChatCompletions, {{"messages", chat_messages}, {"user", 5}}, "user"},
+    };
+    for (const auto& [endpoint, body, param] : cases) {
+        const RequestError error = parse_error(endpoint, body);
+        EXPECT_EQ(error.param, param) << body.dump() << ": " << error.message;
+        EXPECT_NE(error.message.find(param), std::string::npos) << error.message;
+    }
+    const json ignored = {{"messages", chat_messages}, {"user", "u"}, {"metadata", {{"k", "v"}}}, {"store", true},
+                          {"service_tier", "auto"}, {"parallel_tool_calls", false}, {"safety_identifier", "s"},
+                          {"prompt_cache_key", "k"}};
+    EXPECT_EQ(parse_ok(api::Endpoint::kChatCompletions, ignored).messages.size(), 1u);
+}
+
+// These models take text only: an image or audio part is refused, not dropped (issue #17).
+TEST(RequestParser, NonTextContentPartsAreRefused) {
+    for (const char* type : {"image_url", "input_audio", "file"}) {
+        const json parts = {{{"type", "text"}, {"text", "What is this?"}}, {{"type", type}}};
+        const json body = {{"messages", {{{"role", "system"}, {"content", "Be brief."}},
+                                         {{"role", "user"}, {"content", parts}}}}};
+        const RequestError error = parse_error(api::Endpoint::kChatCompletions, body);
+        EXPECT_EQ(error.param, "messages[1].content") << type;
+        EXPECT_NE(error.message.find("text only"), std::string::npos) << error.message;
+        EXPECT_NE(error.message.find(type), std::string::npos) << error.message;
+    }
 }
 
 TEST(RequestParser, RangeAndTypeErrorsNameTheParameter) {
