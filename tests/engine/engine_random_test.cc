@@ -64,6 +64,7 @@ public:
     EngineSimulation(Model& model, ThreadPool& pool, AloneRuns& alone, uint32_t seed) : rng_(seed), alone_(alone) {
         EngineConfig config;
         config.block_size = kBlockSize;
+        config.scheduling_policy = SchedulingPolicy::kPriority;
         const int num_blocks = uniform(12, 40);  // a request needs up to 10 blocks of 4 tokens
         config.kv_cache_bytes = static_cast<uint64_t>((num_blocks + 1) *
                                                       KvCache::bytes_per_block(model.hparams(), kBlockSize, config.kv_type));
