@@ -60,11 +60,13 @@ Status Engine::add_request(EngineRequest request) {
     }
     const int num_prompt_tokens = static_cast<int>(request.prompt.size());
     scheduler::RequestParams params{.id = request.id, .prompt = request.prompt, .max_tokens = request.max_tokens,
-                                    .priority = request.priority, .stop_tokens = request.stop_tokens};
+                                    .priority = request.priority, .stop_tokens = request.stop_tokens,
+                                    .prompt_only = request.embedding.has_value()};
     TERN_RETURN_IF_ERROR(scheduler_->add_request(std::move(params)));
     RequestState state{Sampler(request.sampling, static_cast<int32_t>(vocab_size)), RequestTimings{},
                        request.num_top_logprobs};
     state.sampler.accept_prompt(request.prompt);
+    state.pooling = request.embedding;
     state.timings.arrival = request.arrival == Clock::time_point{} ? Clock::now() : request.arrival;
     state.timings.num_prompt_tokens = num_prompt_tokens;
     requests_.insert_or_assign(request.id, std::move(state));
@@ -88,11 +90,17 @@ Result<std::vector<RequestOutput>> Engine::step() {
     pending_outputs_.clear();
     const scheduler::StepPlan plan = scheduler_->schedule();
     counters_.num_preemptions += static_cast<int64_t>(plan.preempted.size());
-    for (RequestId id : plan.preempted) ++requests_.at(id).timings.num_preemptions;
+    for (RequestId id : plan.preempted) {
+        RequestState& state = requests_.at(id);
+        ++state.timings.num_preemptions;
+        state.embedding_sum.clear();  // recomputed from the first token
+        state.num_embedded_tokens = 0;
+    }
     if (plan.requests.empty()) return outputs;
     note_scheduled(plan, Clock::now());
     build_batch(plan);
-    TERN_RETURN_IF_ERROR(model_.forward(batch_, cache_.get(), &pool_, &logits_));
+    TERN_RETURN_IF_ERROR(model_.forward(batch_, cache_.get(), &pool_, &logits_, &hidden_));
+    take_hidden_states(plan);
     std::unordered_map<RequestId, TokenLogprobs> logprobs;
     const auto sampled = sample(plan, logprobs);
     const auto updates = scheduler_->update_from_step(plan, sampled);
@@ -127,11 +135,46 @@ void Engine::build_batch(const scheduler::StepPlan& plan) {
         TERN_CHECK(request != nullptr) << "scheduled request " << scheduled.id << " is unknown";
         const int32_t sequence = batch_.add_sequence(kv_->block_ids(scheduled.id));
         const int end = scheduled.start + scheduled.num_tokens;
+        const std::optional<Pooling> pooling = requests_.at(scheduled.id).pooling;
         for (int position = scheduled.start; position < end; ++position) {
             const bool last = position == end - 1 && end == request->num_tokens();
-            batch_.add(request->tokens[static_cast<size_t>(position)], position, sequence, last);
+            const bool hidden = pooling && (*pooling == Pooling::kMean || last);
+            batch_.add(request->tokens[static_cast<size_t>(position)], position, sequence, last && !pooling, hidden);
         }
     }
+}
+
+// The forward pass left one hidden row per token that wanted one, in batch order: each embedding request's rows go
+// into its sum (mean pooling) or replace its last row (last-token pooling, one row, in its final chunk).
+void Engine::take_hidden_states(const scheduler::StepPlan& plan) {
+    const int64_t dim = model_.hparams().embedding_dim;
+    const float* row = hidden_.data();
+    for (const auto& scheduled : plan.requests) {
+        RequestState& state = requests_.at(scheduled.id);
+        if (!state.pooling) continue;
+        const bool last_chunk = scheduled.start + scheduled.num_tokens == scheduler_->find(scheduled.id)->num_tokens();
+        const int64_t num_rows = *state.pooling == Pooling::kMean ? scheduled.num_tokens : (last_chunk ? 1 : 0);
+        state.embedding_sum.resize(static_cast<size_t>(dim), 0.0);
+        for (int64_t row_idx = 0; row_idx < num_rows; ++row_idx, row += dim) {
+            for (int64_t idx = 0; idx < dim; ++idx) state.embedding_sum[static_cast<size_t>(idx)] += row[idx];
+        }
+        state.num_embedded_tokens += num_rows;
+    }
+    TERN_CHECK(row == hidden_.data() + hidden_.size()) << "hidden rows left unassigned";
+}
+
+std::vector<float> Engine::pooled_embedding(const RequestState& state) const {
+    const int64_t expected_rows = *state.pooling == Pooling::kMean ? state.timings.num_prompt_tokens : 1;
+    TERN_CHECK(state.num_embedded_tokens == expected_rows)
+        << "an embedding pooled " << state.num_embedded_tokens << " states, expected " << expected_rows;
+    double squares = 0.0;
+    for (double value : state.embedding_sum) squares += value * value;
+    // The mean's scale cancels in the normalization: dividing the sum by its norm is dividing the mean by its own.
+    const double scale = squares > 0.0 ? 1.0 / std::sqrt(squares) : 0.0;
+    std::vector<float> embedding;
+    embedding.reserve(state.embedding_sum.size());
+    for (double value : state.embedding_sum) embedding.push_back(static_cast<float>(value * scale));
+    return embedding;
 }
 
 std::unordered_map<RequestId, int32_t> Engine::sample(const scheduler::StepPlan& plan,
@@ -141,6 +184,7 @@ std::unordered_map<RequestId, int32_t> Engine::sample(const scheduler::StepPlan&
     int64_t row = 0;
     for (const auto& scheduled : plan.requests) {
         if (scheduled.start + scheduled.num_tokens != scheduler_->find(scheduled.id)->num_tokens()) continue;
+        if (requests_.at(scheduled.id).pooling) continue;  // an embedding: no logits, nothing to sample
         const float* logits = logits_.data() + row * vocab_size;
         ++row;
         RequestState& state = requests_.at(scheduled.id);
@@ -170,6 +214,7 @@ void Engine::collect(const std::vector<scheduler::RequestUpdate>& updates,
             }
         }
         if (update.finish_reason) {
+            if (state->second.pooling) output.embedding = pooled_embedding(state->second);
             state->second.timings.finish = now;
             output.timings = std::move(state->second.timings);
             requests_.erase(state);

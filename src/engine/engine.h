@@ -26,6 +26,10 @@ namespace tern::engine {
 using scheduler::FinishReason;
 using scheduler::RequestId;
 
+// How an embedding request's per-token states become one vector: their mean, or the last token's (a decoder's
+// last position has seen the whole text). Either is then scaled to unit length, as OpenAI's embeddings are.
+enum class Pooling { kMean, kLast };
+
 struct EngineRequest {
     RequestId id = 0;                  // unique among the requests the engine holds
     std::vector<int32_t> prompt;       // token ids, non-empty
@@ -34,6 +38,8 @@ struct EngineRequest {
     SamplingParams sampling;
     std::vector<int32_t> stop_tokens;  // e.g. EOS; sampling one ends the request (it is reported as its last token)
     int num_top_logprobs = -1;         // -1: no log-probabilities; n >= 0: the token's and the n most likely
+    // Set: compute the prompt and report its pooled final hidden state instead of generating (/v1/embeddings).
+    std::optional<Pooling> embedding;
     // When the request reached the process (a server sets it on receipt, as vLLM's arrival_time): TTFT, queue and
     // end-to-end times count from it. Unset: when add_request() is called.
     Clock::time_point arrival{};
@@ -51,6 +57,7 @@ struct RequestOutput {
     std::optional<TokenLogprobs> logprobs;
     std::optional<FinishReason> finish_reason;
     std::optional<RequestTimings> timings;  // with the finish
+    std::optional<std::vector<float>> embedding;  // with the finish of an embedding request: unit length
 };
 
 struct EngineStats {
@@ -99,11 +106,16 @@ private:
         Sampler sampler;
         RequestTimings timings;
         int num_top_logprobs;
+        std::optional<Pooling> pooling;      // an embedding request
+        std::vector<double> embedding_sum;   // of the hidden states it got (mean) or the last one (last)
+        int64_t num_embedded_tokens = 0;
     };
 
     Engine(Model& model, ThreadPool& pool, const EngineConfig& config, const EngineCapacity& capacity);
     void build_batch(const scheduler::StepPlan& plan);
     void note_scheduled(const scheduler::StepPlan& plan, Clock::time_point now);
+    void take_hidden_states(const scheduler::StepPlan& plan);
+    std::vector<float> pooled_embedding(const RequestState& state) const;
     std::unordered_map<RequestId, int32_t> sample(const scheduler::StepPlan& plan,
                                                   std::unordered_map<RequestId, TokenLogprobs>& logprobs);
     void collect(const std::vector<scheduler::RequestUpdate>& updates,
@@ -120,6 +132,7 @@ private:
     std::vector<RequestOutput> pending_outputs_;  // aborts, reported by the next step()
     TokenBatch batch_;
     std::vector<float> logits_;
+    std::vector<float> hidden_;  // the step's hidden-state rows of embedding requests, in batch order
     EngineStats counters_;
 };
 

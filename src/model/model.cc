@@ -123,7 +123,8 @@ void Model::matmuls(std::initializer_list<MatmulOutput> outputs, ThreadPool* poo
 
 Status Model::validate(const TokenBatch& batch, const KvCache& cache) const {
     const size_t count = batch.tokens.size();
-    if (batch.positions.size() != count || batch.slots.size() != count || batch.want_logits.size() != count) {
+    if (batch.positions.size() != count || batch.slots.size() != count || batch.want_logits.size() != count ||
+        batch.want_hidden.size() != count) {
         return invalid_argument("token batch fields have different lengths");
     }
     for (size_t idx = 0; idx < count; ++idx) {
@@ -166,7 +167,8 @@ std::span<const int32_t> Model::block_table(const TokenBatch& batch, const KvCac
     return {batch.block_ids.data() + begin, static_cast<size_t>(end - begin)};
 }
 
-Status Model::forward(const TokenBatch& batch, KvCache* cache, ThreadPool* pool, std::vector<float>* logits) {
+Status Model::forward(const TokenBatch& batch, KvCache* cache, ThreadPool* pool, std::vector<float>* logits,
+                      std::vector<float>* hidden) {
     TERN_RETURN_IF_ERROR(validate(batch, *cache));
     const HParams& hp = hparams_;
     const int64_t num_tokens = batch.size();
@@ -176,6 +178,7 @@ Status Model::forward(const TokenBatch& batch, KvCache* cache, ThreadPool* pool,
     ws.reserve(hp, num_tokens, max_keys, cache->block_size(), pool->num_threads());
     if (num_tokens == 0) {
         logits->clear();
+        if (hidden != nullptr) hidden->clear();
         return Status::ok();
     }
     for (int64_t token_idx = 0; token_idx < num_tokens; ++token_idx) {
@@ -191,7 +194,7 @@ Status Model::forward(const TokenBatch& batch, KvCache* cache, ThreadPool* pool,
         attention_block(layer_idx, batch, cache, pool);
         feed_forward_block(layer_idx, num_tokens, pool);
     }
-    return compute_logits(batch, pool, logits);
+    return compute_outputs(batch, pool, logits, hidden);
 }
 
 void Model::attention_block(int64_t layer_idx, const TokenBatch& batch, KvCache* cache, ThreadPool* pool) {
@@ -296,17 +299,22 @@ void Model::feed_forward_block(int64_t layer_idx, int64_t num_tokens, ThreadPool
     matmul(layer.w_down, ws.normed.data(), pool);
 }
 
-Status Model::compute_logits(const TokenBatch& batch, ThreadPool* pool, std::vector<float>* logits) {
+Status Model::compute_outputs(const TokenBatch& batch, ThreadPool* pool, std::vector<float>* logits,
+                              std::vector<float>* hidden) {
     const HParams& hp = hparams_;
     Workspace& ws = *workspace_;
     const int64_t dim = hp.embedding_dim;
     int64_t num_outputs = 0;
-    // Row num_outputs <= token_idx of ws.normed is written only after the last block's output for it is added.
+    if (hidden != nullptr) hidden->clear();
+    // Row num_outputs <= token_idx of ws.normed is written only after the last block's output for it is added; a
+    // token that wants only its hidden state borrows that row and leaves it to the next.
     for (int64_t token_idx = 0; token_idx < batch.size(); ++token_idx) {
-        if (!batch.want_logits[token_idx]) continue;
-        add_and_norm(token_idx, hp.num_layers > 0 ? ws.normed.data() : nullptr, weights_.output_norm,
-                     ws.normed.data() + num_outputs * dim);
-        ++num_outputs;
+        const bool wants_hidden = hidden != nullptr && batch.want_hidden[token_idx];
+        if (!batch.want_logits[token_idx] && !wants_hidden) continue;
+        float* row = ws.normed.data() + num_outputs * dim;
+        add_and_norm(token_idx, hp.num_layers > 0 ? ws.normed.data() : nullptr, weights_.output_norm, row);
+        if (wants_hidden) hidden->insert(hidden->end(), row, row + dim);
+        if (batch.want_logits[token_idx]) ++num_outputs;
     }
     logits->resize(static_cast<size_t>(num_outputs * hp.vocab_size));
     prepare_input(ws.normed.data(), num_outputs, dim, needs_q8(weights_.output), pool);

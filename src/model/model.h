@@ -26,16 +26,18 @@ struct TokenBatch {
     std::vector<int32_t> slots;        // the token's sequence: an index into the block tables below, or, when the
                                        // batch has none, a slot of the cache's own fixed tables
     std::vector<uint8_t> want_logits;  // 1 where the caller needs this token's next-token logits
+    std::vector<uint8_t> want_hidden;  // 1 where the caller needs its final normed hidden state (embeddings)
     // Block tables of the batch's sequences, concatenated: sequence s uses
     // block_ids[table_starts[s], table_starts[s + 1]). Position p of s lives in block p / block_size of its table.
     std::vector<int32_t> table_starts;
     std::vector<int32_t> block_ids;
 
-    void add(int32_t token, int32_t position, int32_t slot, bool logits) {
+    void add(int32_t token, int32_t position, int32_t slot, bool logits, bool hidden = false) {
         tokens.push_back(token);
         positions.push_back(position);
         slots.push_back(slot);
         want_logits.push_back(logits ? 1 : 0);
+        want_hidden.push_back(hidden ? 1 : 0);
     }
     // Appends a sequence's block table and returns its index for add().
     int32_t add_sequence(std::span<const int32_t> table) {
@@ -46,7 +48,7 @@ struct TokenBatch {
     }
     int64_t num_sequences() const { return table_starts.empty() ? 0 : static_cast<int64_t>(table_starts.size()) - 1; }
     void clear() {
-        tokens.clear(), positions.clear(), slots.clear(), want_logits.clear();
+        tokens.clear(), positions.clear(), slots.clear(), want_logits.clear(), want_hidden.clear();
         table_starts.clear(), block_ids.clear();
     }
     int64_t size() const { return static_cast<int64_t>(tokens.size()); }
@@ -70,9 +72,11 @@ public:
 
     // Runs one forward pass. Within a slot, a token attends to cache positions 0..its own position, so every
     // earlier position of that slot must have been computed already (in this batch or an earlier one).
-    // On success `logits` holds one row of vocab_size floats per token with want_logits, in batch order.
-    // Not thread-safe: one forward at a time per Model.
-    Status forward(const TokenBatch& batch, KvCache* cache, ThreadPool* pool, std::vector<float>* logits);
+    // On success `logits` holds one row of vocab_size floats per token with want_logits, in batch order, and
+    // `hidden` (when given) one row of embedding_dim floats per token with want_hidden: the final RMS-normed hidden
+    // state, the input of the output matrix. Not thread-safe: one forward at a time per Model.
+    Status forward(const TokenBatch& batch, KvCache* cache, ThreadPool* pool, std::vector<float>* logits,
+                   std::vector<float>* hidden = nullptr);
 
     struct Workspace;  // scratch buffers, sized once for the largest batch seen (model/workspace.h)
 
@@ -85,7 +89,8 @@ private:
     void rope_and_store(int64_t layer_idx, const TokenBatch& batch, int64_t token_idx, KvCache* cache);
     void attend(int64_t layer_idx, const TokenBatch& batch, KvCache* cache, ThreadPool* pool);
     void feed_forward_block(int64_t layer_idx, int64_t num_tokens, ThreadPool* pool);
-    Status compute_logits(const TokenBatch& batch, ThreadPool* pool, std::vector<float>* logits);
+    Status compute_outputs(const TokenBatch& batch, ThreadPool* pool, std::vector<float>* logits,
+                           std::vector<float>* hidden);
 
     void prepare_input(const float* x, int64_t num_tokens, int64_t length, bool quantize, ThreadPool* pool);
     void norm_input(const float* delta, const std::vector<float>& norm_weight, int64_t num_tokens, bool quantize,

@@ -25,6 +25,9 @@ struct RequestParams {
     int max_tokens = 16;               // tokens to generate, >= 1
     int priority = 0;                  // lower is served first
     std::vector<TokenId> stop_tokens;  // sampling one of them finishes the request (it is kept as its last token)
+    // The request ends once its prompt is computed, with no sampled token (embeddings). It takes no prefix-cache
+    // hits: the caller needs every prompt token's state from the forward pass.
+    bool prompt_only = false;
 };
 
 struct Request {

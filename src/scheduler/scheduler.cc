@@ -116,7 +116,7 @@ bool Scheduler::schedule_running(Request& request, StepPlan& plan, int& budget) 
 bool Scheduler::schedule_waiting(Request& request, StepPlan& plan, int& budget) {
     // A request preempted in this step waits for the next one rather than thrashing.
     if (std::ranges::find(plan.preempted, request.params.id) != plan.preempted.end()) return false;
-    kv::ComputedBlocks hit = kv_.get_computed_blocks(request.tokens);
+    kv::ComputedBlocks hit = request.params.prompt_only ? kv::ComputedBlocks{} : kv_.get_computed_blocks(request.tokens);
     int num_new = std::min(request.num_tokens() - hit.num_tokens, budget);
     while (!kv_.allocate_slots(request.params.id, request.tokens, 0, num_new, hit)) {
         // A more important arrival takes memory from less important running requests. Freeing them neither
@@ -163,7 +163,10 @@ std::vector<RequestUpdate> Scheduler::update_from_step(const StepPlan& plan,
         request.num_computed_tokens += entry.num_tokens;
         kv_.cache_computed_blocks(entry.id, request.tokens, request.num_computed_tokens);
         RequestUpdate update{entry.id, std::nullopt, std::nullopt};
-        if (request.num_computed_tokens == request.num_tokens()) {
+        if (request.num_computed_tokens == request.num_tokens() && request.params.prompt_only) {
+            update.finish_reason = FinishReason::kStop;
+            finish(request);
+        } else if (request.num_computed_tokens == request.num_tokens()) {
             auto token = sampled.find(entry.id);
             TERN_CHECK(token != sampled.end()) << "no sampled token for request " << entry.id;
             request.tokens.push_back(token->second);

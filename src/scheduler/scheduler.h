@@ -66,8 +66,9 @@ public:
     StepPlan schedule();
 
     // Records that `plan` ran: advances computed tokens, appends the sampled token of every request whose known
-    // tokens were all computed (`sampled` must hold one for each of them), finishes requests on a stop token or at
-    // max_tokens and frees their blocks. Entries of requests aborted since schedule() are skipped.
+    // tokens were all computed (`sampled` must hold one for each of them, prompt-only ones aside: they finish
+    // there), finishes requests on a stop token or at max_tokens and frees their blocks. Entries of requests
+    // aborted since schedule() are skipped.
     std::vector<RequestUpdate> update_from_step(const StepPlan& plan,
                                                 const std::unordered_map<RequestId, TokenId>& sampled);
 

@@ -29,13 +29,19 @@ public:
 
     // Logits (vocab floats) after each token of `tokens`, positions 0..n-1.
     std::vector<std::vector<double>> run(const std::vector<int32_t>& tokens) const {
+        std::vector<std::vector<double>> logits;
+        const std::string output = file_.find_tensor("output.weight") ? "output.weight" : "token_embd.weight";
+        for (const auto& state : normed_hidden(tokens)) logits.push_back(matvec(output, state));
+        return logits;
+    }
+
+    // The final RMS-normed hidden state of each token (the output matrix's input), positions 0..n-1.
+    std::vector<std::vector<double>> normed_hidden(const std::vector<int32_t>& tokens) const {
         std::vector<std::vector<double>> hidden;
         for (int32_t token : tokens) hidden.push_back(row("token_embd.weight", token));
         for (int64_t layer = 0; layer < num_layers_; ++layer) run_layer(layer, hidden);
-        std::vector<std::vector<double>> logits;
-        const std::string output = file_.find_tensor("output.weight") ? "output.weight" : "token_embd.weight";
-        for (const auto& state : hidden) logits.push_back(matvec(output, norm(state, vec("output_norm.weight"))));
-        return logits;
+        for (auto& state : hidden) state = norm(state, vec("output_norm.weight"));
+        return hidden;
     }
 
 private:

@@ -80,6 +80,44 @@ TEST_P(ReferenceForwardTest, Int8KernelsStayClose) {
     EXPECT_LT(max_error, 3e-2 * std::max(1.0, max_magnitude)) << "max |logit| " << max_magnitude;
 }
 
+// The hidden states asked for (embeddings) are the reference's final normed states, whether or not the same token
+// also wants logits; tokens that want neither are skipped without disturbing the others' rows.
+TEST(ReferenceForwardHidden, HiddenStatesAgreeAndMixWithLogits) {
+    std::filesystem::create_directories(TERN_TEST_TMP);
+    const std::string path = std::string(TERN_TEST_TMP) + "/ref_hidden_tiny_f32.gguf";
+    ThreadPool pool(2);
+    ASSERT_TRUE(write_synth_model(*find_preset("tiny"), SynthOptions{DType::kF32, 5}, path, &pool).is_ok());
+    auto loaded = Model::load(path, ModelOptions{false, nullptr});
+    ASSERT_TRUE(loaded.is_ok()) << loaded.status().message();
+    Model& model = *loaded.value();
+    const std::vector<int32_t> tokens = {1, 300, 17, 999, 42, 512, 7};
+    const auto expected_hidden = testing::ReferenceForward(model.file()).normed_hidden(tokens);
+    const auto expected_logits = testing::ReferenceForward(model.file()).run(tokens);
+
+    KvCache cache(model.hparams(), 2, 16);
+    TokenBatch batch;
+    const bool wants_logits[] = {false, true, false, true, false, false, true};
+    const bool wants_hidden[] = {true, true, false, false, true, true, true};
+    for (int32_t idx = 0; idx < 7; ++idx) batch.add(tokens[idx], idx, 1, wants_logits[idx], wants_hidden[idx]);
+    std::vector<float> logits, hidden;
+    ASSERT_TRUE(model.forward(batch, &cache, &pool, &logits, &hidden).is_ok());
+    const int64_t dim = model.hparams().embedding_dim, vocab = model.hparams().vocab_size;
+    ASSERT_EQ(hidden.size(), static_cast<size_t>(5 * dim));
+    ASSERT_EQ(logits.size(), static_cast<size_t>(3 * vocab));
+    int64_t hidden_row = 0, logits_row = 0;
+    for (size_t position = 0; position < tokens.size(); ++position) {
+        for (int64_t idx = 0; wants_hidden[position] && idx < dim; ++idx) {
+            EXPECT_NEAR(hidden[hidden_row * dim + idx], expected_hidden[position][idx], 1e-4) << position;
+        }
+        for (int64_t idx = 0; wants_logits[position] && idx < vocab; ++idx) {
+            EXPECT_NEAR(logits[logits_row * vocab + idx], expected_logits[position][idx], 1e-3) << position;
+        }
+        hidden_row += wants_hidden[position];
+        logits_row += wants_logits[position];
+    }
+    std::filesystem::remove(path);
+}
+
 INSTANTIATE_TEST_SUITE_P(Architectures, ReferenceForwardTest,
                          ::testing::Values(ForwardCase{"tiny", DType::kF32}, ForwardCase{"tiny", DType::kQ4_K},
                                            ForwardCase{"tiny-qwen2", DType::kF32},
