@@ -37,6 +37,7 @@ struct ServeOptions {
     int keep_alive_timeout_s = 15;
     int max_connections = 10000;
     int64_t max_header_bytes = 64 << 10;
+    std::string pooling = "mean";
     EngineFlags engine;
 };
 
@@ -102,6 +103,8 @@ void register_serve(CLI::App& app) {
         ->capture_default_str()->check(CLI::Range(1, 1000000));
     command->add_option("--max-header-bytes", options->max_header_bytes, "Largest request line and headers (431)")
         ->capture_default_str()->check(CLI::Range(int64_t{1024}, int64_t{16} << 20));
+    command->add_option("--pooling", options->pooling, "How /v1/embeddings pools a text's hidden states")
+        ->capture_default_str()->check(CLI::IsMember({"mean", "last"}));
     add_engine_flags(command, &options->engine);
     set_action(command, [options] { return run_serve(*options); });
 }
@@ -175,7 +178,9 @@ Status load_serving_state(const ServeOptions& options, const engine::EngineConfi
     state.published_metrics.store(metrics);
     const std::string model_name = options.served_model_name.empty() ? options.model_path : options.served_model_name;
     state.context = std::make_unique<server::ServingContext>(server::ServingContext{
-        *state.engine, *state.tokenizer, model_name, state.engine->capacity().max_model_len, state.chat.render});
+        *state.engine, *state.tokenizer, model_name, state.engine->capacity().max_model_len, state.chat.render,
+        options.pooling == "last" ? engine::Pooling::kLast : engine::Pooling::kMean,
+        state.model->hparams().embedding_dim});
     return Status::ok();
 }
 

@@ -25,6 +25,8 @@ struct ServingContext {
     int64_t max_model_len = 0;
     // Renders chat messages into prompt text (the model's template, or the plain fallback format).
     std::function<Result<std::string>(const std::vector<api::ChatMessage>&)> render_chat;
+    engine::Pooling pooling = engine::Pooling::kMean;  // of /v1/embeddings (--pooling)
+    int64_t embedding_dim = 0;                          // the length of an embedding
 };
 
 // What a request turned into: an HTTP status and body (the whole response, or an error), plus the figures of the

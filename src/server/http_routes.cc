@@ -1,5 +1,7 @@
 #include "server/http_routes.h"
 
+#include "server/embeddings.h"
+
 #include <nlohmann/json.hpp>
 
 namespace tern::server {
@@ -57,7 +59,7 @@ std::optional<HttpAnswer> Routes::answer_at_once(const IncomingRequest& request)
     }
     const bool known = (get && request.path == "/v1/models") ||
                        (request.method == "POST" && (is_generation_path(request.path) || request.path == "/tokenize" ||
-                                                     request.path == "/detokenize"));
+                                                     request.path == "/detokenize" || request.path == "/v1/embeddings"));
     if (!known) return error_answer(404, "no such endpoint: " + request.method + " " + request.path);
     if (auto refused = refusal(request)) return refused;
     if (request.path == "/v1/models") return models_answer(*context);
@@ -97,16 +99,28 @@ RouteResult Routes::route(const IncomingRequest& request) const {
     if (auto refused = refusal(request)) return std::move(*refused);  // the readiness may have changed meanwhile
     if (request.path == "/v1/completions") return generation(*context, request, api::Endpoint::kCompletions);
     if (request.path == "/v1/chat/completions") return generation(*context, request, api::Endpoint::kChatCompletions);
+    if (request.path == "/v1/embeddings") return embeddings(*context, request);
     if (request.path == "/tokenize") return tokenize(*context, request);
     if (request.path == "/detokenize") return detokenize(*context, request);
     return error_answer(404, "no such endpoint: " + request.path);
 }
 
+GenerationJob::GenerationJob(std::string path, ServingContext& context, PreparedRequest prepared)
+    : PendingAnswer(std::move(path)), prepared_(std::move(prepared)), runner_(context, prepared_) {}
+
+std::optional<Outcome> GenerationJob::submit(std::chrono::steady_clock::time_point start) {
+    if (auto failed = runner_.submit(start)) return failed;
+    producer_ = std::make_unique<ResponseProducer>(runner_, prepared_, start);
+    return std::nullopt;
+}
+
+bool GenerationJob::poll(std::vector<std::string>& events) {
+    return producer_->poll(std::chrono::milliseconds(0), events);
+}
+
 // Parses, tokenizes and submits; the answer when any of it fails (400, 404, 429, 503), else the job under way.
 RouteResult Routes::generation(ServingContext& context, const IncomingRequest& request, api::Endpoint endpoint) const {
-    auto job = std::make_unique<GenerationJob>();
-    job->path = request.path;
-    job->start = std::chrono::steady_clock::now();
+    const auto start = std::chrono::steady_clock::now();
     std::optional<json> body = parse_body(request);
     if (!body) return bad_body();
     auto parsed = parse_completion_request(endpoint, *body);
@@ -115,10 +129,21 @@ RouteResult Routes::generation(ServingContext& context, const IncomingRequest& r
     }
     auto prepared = prepare_request(context, std::move(std::get<CompletionRequest>(parsed)));
     if (auto* outcome = std::get_if<Outcome>(&prepared)) return outcome_answer(*outcome);
-    job->prepared = std::move(std::get<PreparedRequest>(prepared));
-    job->runner = std::make_unique<ChoiceRunner>(context, job->prepared);
-    if (auto failed = job->runner->submit(job->start)) return outcome_answer(*failed);  // 429 at once when full
-    job->producer = std::make_unique<ResponseProducer>(*job->runner, job->prepared, job->start);
+    auto job = std::make_unique<GenerationJob>(request.path, context, std::move(std::get<PreparedRequest>(prepared)));
+    if (auto failed = job->submit(start)) return outcome_answer(*failed);  // 429 at once when the queue is full
+    return job;
+}
+
+RouteResult Routes::embeddings(ServingContext& context, const IncomingRequest& request) const {
+    const auto start = std::chrono::steady_clock::now();
+    std::optional<json> body = parse_body(request);
+    if (!body) return bad_body();
+    auto parsed = parse_embedding_request(*body, context.embedding_dim);
+    if (auto* error = std::get_if<RequestError>(&parsed)) {
+        return outcome_answer(error_outcome(400, error->message, error->param));
+    }
+    auto job = std::make_unique<EmbeddingJob>(request.path, context, std::move(std::get<EmbeddingRequest>(parsed)));
+    if (auto failed = job->submit(start)) return outcome_answer(*failed);
     return job;
 }
 

@@ -32,19 +32,49 @@ struct HttpAnswer {
     std::vector<std::pair<std::string, std::string>> headers;
 };
 
-// A generation request whose choices are submitted: its outputs go to the client as the engine makes them. Kept
-// behind a unique_ptr, since the runner and the producer point at `prepared`.
-struct GenerationJob {
-    std::string path;
-    PreparedRequest prepared;
-    std::unique_ptr<ChoiceRunner> runner;
-    std::unique_ptr<ResponseProducer> producer;
-    std::chrono::steady_clock::time_point start;
+// Work on the engine whose answer comes later: a generation (a whole body, or SSE events as they come) or a batch of
+// embeddings. The HTTP session polls it whenever the engine thread signals that an output arrived.
+class PendingAnswer {
+public:
+    explicit PendingAnswer(std::string path) : path_(std::move(path)) {}
+    virtual ~PendingAnswer() = default;
+    const std::string& path() const { return path_; }
 
-    bool streamed() const { return prepared.request.stream; }
+    virtual bool streamed() const = 0;
+    // `listener` is called on the engine thread when an output arrives: it must only hand work to another thread.
+    // The destructor clears it before anything else goes.
+    virtual void set_listener(const std::function<void()>& listener) = 0;
+    // Takes what arrived, without waiting; a streamed answer appends SSE event data. Returns whether it finished.
+    virtual bool poll(std::vector<std::string>& events) = 0;
+    // The client left: the engine's work is aborted at once and the answer is finished (499 in the log).
+    virtual void client_gone() = 0;
+    // Once finished: the status and body (of a whole answer, or an error) and the request log's figures.
+    virtual const Outcome& outcome() const = 0;
+
+private:
+    std::string path_;
 };
 
-using RouteResult = std::variant<HttpAnswer, std::unique_ptr<GenerationJob>>;
+// A generation request whose choices are submitted.
+class GenerationJob final : public PendingAnswer {
+public:
+    GenerationJob(std::string path, ServingContext& context, PreparedRequest prepared);
+    // Submits every choice; on failure the outcome to answer at once (429 when the queue is full, 503 while draining).
+    std::optional<Outcome> submit(std::chrono::steady_clock::time_point start);
+
+    bool streamed() const override { return prepared_.request.stream; }
+    void set_listener(const std::function<void()>& listener) override { runner_.set_listener(listener); }
+    bool poll(std::vector<std::string>& events) override;
+    void client_gone() override { producer_->client_gone(); }
+    const Outcome& outcome() const override { return producer_->outcome(); }
+
+private:
+    PreparedRequest prepared_;  // before the runner and the producer, which point at it
+    ChoiceRunner runner_;
+    std::unique_ptr<ResponseProducer> producer_;
+};
+
+using RouteResult = std::variant<HttpAnswer, std::unique_ptr<PendingAnswer>>;
 
 class Routes {
 public:
@@ -66,6 +96,7 @@ private:
     HttpAnswer ready_answer() const;
     HttpAnswer models_answer(const ServingContext& context) const;
     RouteResult generation(ServingContext& context, const IncomingRequest& request, api::Endpoint endpoint) const;
+    RouteResult embeddings(ServingContext& context, const IncomingRequest& request) const;
     HttpAnswer tokenize(const ServingContext& context, const IncomingRequest& request) const;
     HttpAnswer detokenize(const ServingContext& context, const IncomingRequest& request) const;
 

@@ -115,7 +115,7 @@ void HttpSession::dispatch(IncomingRequest request) {
             *result = Routes::error_answer(500, "internal error while handling the request");
         }
         asio::post(self->stream_.get_executor(), [self, result] {
-            if (auto* job = std::get_if<std::unique_ptr<GenerationJob>>(result.get())) {
+            if (auto* job = std::get_if<std::unique_ptr<PendingAnswer>>(result.get())) {
                 return self->start_job(std::move(*job));
             }
             self->answer(std::move(std::get<HttpAnswer>(*result)));

@@ -57,7 +57,7 @@ private:
     void answer(HttpAnswer answer);
     void on_written(bool keep_alive, boost::beast::error_code error);
 
-    void start_job(std::unique_ptr<GenerationJob> job);
+    void start_job(std::unique_ptr<PendingAnswer> job);
     void schedule_pump();
     void pump();
     void write_pending();
@@ -75,7 +75,7 @@ private:
     bool keep_alive_ = false;
     bool closing_ = false;
 
-    std::unique_ptr<GenerationJob> job_;
+    std::unique_ptr<PendingAnswer> job_;
     std::string unsent_;             // SSE bytes produced and not yet handed to a write
     std::string in_flight_;          // the chunk being written
     bool writing_ = false;

@@ -24,17 +24,17 @@ constexpr std::string_view kLastChunk = "0\r\n\r\n";
 
 }  // namespace
 
-void HttpSession::start_job(std::unique_ptr<GenerationJob> job) {
+void HttpSession::start_job(std::unique_ptr<PendingAnswer> job) {
     if (closing_) {  // the client left while the request was prepared
-        job->producer->client_gone();
-        host_.log_request(job->path, job->producer->outcome());
+        job->client_gone();
+        host_.log_request(job->path(), job->outcome());
         return;
     }
     job_ = std::move(job);
     job_done_ = false;
     // Called on the engine thread: it only posts. A weak reference, so that a listener call never keeps the session
     // (and the destruction of its job, which clears this listener) on the engine thread.
-    job_->runner->set_listener([weak = weak_from_this()] {
+    job_->set_listener([weak = weak_from_this()] {
         if (auto self = weak.lock()) self->schedule_pump();
     });
     if (job_->streamed()) {
@@ -54,7 +54,7 @@ void HttpSession::pump() {
     pump_posted_.store(false);
     if (!job_ || job_done_) return;
     std::vector<std::string> events;
-    job_done_ = job_->producer->poll(std::chrono::milliseconds(0), events);
+    job_done_ = job_->poll(events);
     if (!job_->streamed()) {
         if (job_done_) finish_job();
         return;
@@ -87,9 +87,9 @@ void HttpSession::on_chunk_written(beast::error_code error) {
 // The producer finished and (streamed) everything is written: log, release the engine side, then the whole answer
 // or the next request.
 void HttpSession::finish_job() {
-    const Outcome outcome = job_->producer->outcome();
+    const Outcome outcome = job_->outcome();
     const bool streamed = job_->streamed();
-    host_.log_request(job_->path, outcome);
+    host_.log_request(job_->path(), outcome);
     job_.reset();
     beast::error_code ignored;
     stream_.socket().cancel(ignored);  // ends the peer watch
@@ -122,9 +122,9 @@ void HttpSession::on_peer_readable(beast::error_code error) {
 // The engine's work is aborted at once (its KV freed within a step) and the connection closed.
 void HttpSession::client_gone(const char* why) {
     if (job_) {
-        log_debug("client of {} {}: request aborted", job_->path, why);
-        job_->producer->client_gone();
-        host_.log_request(job_->path, job_->producer->outcome());
+        log_debug("client of {} {}: request aborted", job_->path(), why);
+        job_->client_gone();
+        host_.log_request(job_->path(), job_->outcome());
         job_.reset();
     }
     close();
