@@ -3,22 +3,9 @@
 #include <algorithm>
 
 #include "base/check.h"
-
-#if defined(__x86_64__)
-#include <immintrin.h>
-#define TERN_CPU_RELAX() _mm_pause()
-#else
-#define TERN_CPU_RELAX() std::this_thread::yield()
-#endif
+#include "base/spin_wait.h"
 
 namespace tern {
-namespace {
-
-// About 50-100 microseconds of spinning: longer than the gap between a decode step's loops, far shorter
-// than a scheduler time slice.
-constexpr int kSpinIterations = 1 << 14;
-
-}  // namespace
 
 ThreadPool::ThreadPool(int num_threads) : num_threads_(num_threads < 1 ? 1 : num_threads) {
     for (int thread_idx = 1; thread_idx < num_threads_; ++thread_idx) {
@@ -69,22 +56,16 @@ void ThreadPool::run(int64_t count, void* context, Trampoline trampoline, bool d
     }
     wake_.notify_all();
     run_share(0);
-    for (int spin = 0; num_pending_.load(std::memory_order_acquire) != 0; ++spin) {
-        if (spin < kSpinIterations) {
-            TERN_CPU_RELAX();
-        } else {
-            std::this_thread::yield();
-        }
-    }
+    const auto all_done = [this] { return num_pending_.load(std::memory_order_acquire) == 0; };
+    while (!spin_until(all_done)) std::this_thread::yield();
 }
 
 // Returns false when the pool is stopping.
 bool ThreadPool::wait_for_generation(uint64_t seen_generation) {
-    for (int spin = 0; spin < kSpinIterations; ++spin) {
-        if (generation_.load(std::memory_order_acquire) != seen_generation) return true;
-        if (stopping_.load(std::memory_order_relaxed)) return false;
-        TERN_CPU_RELAX();
-    }
+    const auto changed = [&] {
+        return generation_.load(std::memory_order_acquire) != seen_generation || stopping_.load(std::memory_order_relaxed);
+    };
+    if (spin_until(changed)) return !stopping_.load();
     std::unique_lock<std::mutex> lock(sleep_mutex_);
     wake_.wait(lock, [&] { return stopping_.load() || generation_.load(std::memory_order_acquire) != seen_generation; });
     return !stopping_.load();

@@ -61,7 +61,7 @@ Status Engine::add_request(EngineRequest request) {
     const int num_prompt_tokens = static_cast<int>(request.prompt.size());
     scheduler::RequestParams params{.id = request.id, .prompt = request.prompt, .max_tokens = request.max_tokens,
                                     .priority = request.priority, .stop_tokens = request.stop_tokens,
-                                    .prompt_only = request.embedding.has_value()};
+                                    .prompt_only = request.embedding.has_value(), .cache_salt = request.cache_salt};
     TERN_RETURN_IF_ERROR(scheduler_->add_request(std::move(params)));
     RequestState state{Sampler(request.sampling, static_cast<int32_t>(vocab_size)), RequestTimings{},
                        request.num_top_logprobs};

@@ -40,6 +40,7 @@ struct EngineRequest {
     int num_top_logprobs = -1;         // -1: no log-probabilities; n >= 0: the token's and the n most likely
     // Set: compute the prompt and report its pooled final hidden state instead of generating (/v1/embeddings).
     std::optional<Pooling> embedding;
+    std::string cache_salt;  // shares cached prefixes only with requests of the same salt (vLLM's cache_salt)
     // When the request reached the process (a server sets it on receipt, as vLLM's arrival_time): TTFT, queue and
     // end-to-end times count from it. Unset: when add_request() is called.
     Clock::time_point arrival{};

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <random>
 #include <string>
 
 #include "base/check.h"
@@ -31,6 +32,11 @@ Result<int> num_blocks_for_budget(uint64_t budget_bytes, uint64_t bytes_per_bloc
 
 namespace {
 
+uint64_t random_seed() {
+    std::random_device device;
+    return (uint64_t{device()} << 32) | device() | 1;  // | 1: never the "draw one" 0
+}
+
 const KvCacheConfig& checked(const KvCacheConfig& config) {
     Status status = config.validate();
     TERN_CHECK(status.is_ok()) << status.message();
@@ -40,14 +46,16 @@ const KvCacheConfig& checked(const KvCacheConfig& config) {
 }  // namespace
 
 KvManager::KvManager(const KvCacheConfig& config)
-    : block_size_(checked(config).block_size), pool_(config.num_blocks, config.enable_prefix_caching) {}
+    : block_size_(checked(config).block_size),
+      hash_seed_(config.hash_seed != 0 ? config.hash_seed : random_seed()),
+      pool_(config.num_blocks, config.enable_prefix_caching) {}
 
-ComputedBlocks KvManager::get_computed_blocks(std::span<const TokenId> tokens) {
+ComputedBlocks KvManager::get_computed_blocks(std::span<const TokenId> tokens, std::string_view cache_salt) {
     ComputedBlocks hit;
     if (!pool_.prefix_caching_enabled() || tokens.empty()) return hit;
     // Full blocks among the first size - 1 tokens only: the last token must be computed to get its logits.
     size_t max_blocks = (tokens.size() - 1) / block_size_;
-    BlockHash parent_hash = kRootBlockHash;
+    BlockHash parent_hash = prefix_root(hash_seed_, cache_salt);
     for (size_t block_idx = 0; block_idx < max_blocks; ++block_idx) {
         parent_hash = hash_block_tokens(parent_hash, tokens.subspan(block_idx * block_size_, block_size_));
         std::optional<BlockId> block_id = pool_.lookup(parent_hash);
@@ -61,12 +69,12 @@ ComputedBlocks KvManager::get_computed_blocks(std::span<const TokenId> tokens) {
     return hit;
 }
 
-void KvManager::check_computed_blocks(std::span<const TokenId> tokens, const ComputedBlocks& new_computed,
-                                      std::vector<BlockHash>& hashes) const {
+void KvManager::check_computed_blocks(BlockHash root, std::span<const TokenId> tokens,
+                                      const ComputedBlocks& new_computed, std::vector<BlockHash>& hashes) const {
     TERN_CHECK(new_computed.num_tokens == static_cast<int>(new_computed.block_ids.size()) * block_size_)
         << "a prefix hit of " << new_computed.block_ids.size() << " blocks claims " << new_computed.num_tokens
         << " tokens";
-    extend_block_hashes(tokens, block_size_, static_cast<int>(new_computed.block_ids.size()), hashes);
+    extend_block_hashes(root, tokens, block_size_, static_cast<int>(new_computed.block_ids.size()), hashes);
     for (size_t block_idx = 0; block_idx < new_computed.block_ids.size(); ++block_idx) {
         TERN_CHECK(pool_.block_hash(new_computed.block_ids[block_idx]) == hashes[block_idx])
             << "stale prefix hit: block " << new_computed.block_ids[block_idx]
@@ -76,7 +84,8 @@ void KvManager::check_computed_blocks(std::span<const TokenId> tokens, const Com
 
 std::optional<std::vector<BlockId>> KvManager::allocate_slots(RequestId request_id, std::span<const TokenId> tokens,
                                                               int num_computed_tokens, int num_new_tokens,
-                                                              const ComputedBlocks& new_computed) {
+                                                              const ComputedBlocks& new_computed,
+                                                              std::string_view cache_salt) {
     auto it = requests_.find(request_id);
     int num_existing_blocks = it == requests_.end() ? 0 : static_cast<int>(it->second.block_ids.size());
     TERN_CHECK(num_computed_tokens >= 0 && num_new_tokens >= 0)
@@ -88,8 +97,9 @@ std::optional<std::vector<BlockId>> KvManager::allocate_slots(RequestId request_
     int64_t num_total_tokens = int64_t(num_computed_tokens) + new_computed.num_tokens + num_new_tokens;
     TERN_CHECK(num_total_tokens <= static_cast<int64_t>(tokens.size()))
         << "slots for " << num_total_tokens << " tokens requested but only " << tokens.size() << " are known";
+    const BlockHash root = it == requests_.end() ? prefix_root(hash_seed_, cache_salt) : it->second.root;
     std::vector<BlockHash> computed_hashes;
-    check_computed_blocks(tokens, new_computed, computed_hashes);
+    check_computed_blocks(root, tokens, new_computed, computed_hashes);
 
     int num_computed_blocks = static_cast<int>(new_computed.block_ids.size());
     int num_required_blocks = static_cast<int>((num_total_tokens + block_size_ - 1) / block_size_);
@@ -106,6 +116,7 @@ std::optional<std::vector<BlockId>> KvManager::allocate_slots(RequestId request_
     TERN_CHECK(new_block_ids.has_value()) << "allocation failed after the capacity check";
 
     RequestBlocks& request = requests_[request_id];
+    request.root = root;
     if (num_computed_blocks > 0) {
         request.block_ids = new_computed.block_ids;
         request.block_hashes = std::move(computed_hashes);
@@ -125,7 +136,7 @@ void KvManager::cache_computed_blocks(RequestId request_id, std::span<const Toke
         << " known, " << request.block_ids.size() << " blocks";
     int num_full_blocks = num_computed_tokens / block_size_;
     if (!pool_.prefix_caching_enabled() || num_full_blocks <= request.num_cached_blocks) return;
-    extend_block_hashes(tokens, block_size_, num_full_blocks, request.block_hashes);
+    extend_block_hashes(request.root, tokens, block_size_, num_full_blocks, request.block_hashes);
     for (int block_idx = request.num_cached_blocks; block_idx < num_full_blocks; ++block_idx) {
         // False when the same tokens are already cached in another block; this one then stays uncached.
         pool_.cache_block(request.block_ids[block_idx], request.block_hashes[block_idx]);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -21,6 +22,7 @@ struct KvCacheConfig {
     int block_size = kDefaultBlockSize;  // tokens per block, >= 1
     int num_blocks = 0;                  // including the null block, >= 2; see num_blocks_for_budget()
     bool enable_prefix_caching = true;   // off: no hashing, no lookups, freed blocks are plain free blocks
+    uint64_t hash_seed = 0;              // of the block hashes (see prefix_root()); 0: drawn at random
 
     Status validate() const;
 };
@@ -51,7 +53,8 @@ public:
     // The longest prefix of `tokens` held by cached full blocks. Never the whole sequence: the last token is always
     // left to compute, because the step needs its logits. Does not reference the blocks: pass the result to
     // allocate_slots() for the same tokens before any other allocation, or it may be evicted (checked there).
-    ComputedBlocks get_computed_blocks(std::span<const TokenId> tokens);
+    // Only blocks cached under the same `cache_salt` are found.
+    ComputedBlocks get_computed_blocks(std::span<const TokenId> tokens, std::string_view cache_salt = {});
 
     // Makes room for `num_new_tokens` more tokens of `request_id` and returns the newly allocated block ids (empty
     // when the last block had room), or nullopt when the pool is short, in which case nothing changed (no block,
@@ -64,9 +67,11 @@ public:
     // `num_computed_tokens` must already have slots. A prefix hit is only accepted on a request's first allocation
     // (also after free(), e.g. when resuming a preempted request). New blocks are not cached here: see
     // cache_computed_blocks().
+    // `cache_salt` counts on a request's first allocation: its blocks are cached under that salt.
     std::optional<std::vector<BlockId>> allocate_slots(RequestId request_id, std::span<const TokenId> tokens,
                                                        int num_computed_tokens, int num_new_tokens,
-                                                       const ComputedBlocks& new_computed = {});
+                                                       const ComputedBlocks& new_computed = {},
+                                                       std::string_view cache_salt = {});
 
     // Registers the request's full blocks among its first `num_computed_tokens` tokens with the prefix cache, once
     // their KV has been written (the step that computes them has run).
@@ -99,14 +104,16 @@ public:
 
 private:
     struct RequestBlocks {
+        BlockHash root = 0;                   // the parent hash of its first block (its cache salt's)
         std::vector<BlockId> block_ids;
         std::vector<BlockHash> block_hashes;  // of its first full blocks, extended as they fill
         int num_cached_blocks = 0;            // leading blocks already registered with the pool
     };
-    void check_computed_blocks(std::span<const TokenId> tokens, const ComputedBlocks& new_computed,
+    void check_computed_blocks(BlockHash root, std::span<const TokenId> tokens, const ComputedBlocks& new_computed,
                                std::vector<BlockHash>& hashes) const;
 
     int block_size_;
+    uint64_t hash_seed_;
     BlockPool pool_;
     std::unordered_map<RequestId, RequestBlocks> requests_;
     PrefixCacheStats prefix_cache_stats_;

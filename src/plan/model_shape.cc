@@ -1,5 +1,7 @@
 #include "plan/model_shape.h"
 
+#include "formats/strict_json.h"
+
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -194,12 +196,8 @@ Result<ModelShape> model_shape_from_gguf(const std::string& path) {
 }
 
 Result<ModelShape> model_shape_from_config_text(const std::string& text, const std::string& label) {
-    nlohmann::json config;
-    try {
-        config = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& error) {
-        return invalid_argument(fmt::format("{}: not valid JSON ({})", label, error.what()));
-    }
+    // Strict: a key given twice is an error, not silently the last value (which one a reader takes varies).
+    TERN_ASSIGN_OR_RETURN(nlohmann::json config, parse_strict_json(text, label));
     if (!config.is_object()) return invalid_argument(label + ": expected a JSON object (a Hugging Face config.json)");
     try {
         // Multimodal configs nest the language model under text_config.

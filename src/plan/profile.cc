@@ -1,5 +1,7 @@
 #include "plan/profile.h"
 
+#include "formats/strict_json.h"
+
 #include <fmt/format.h>
 
 #include <fstream>
@@ -82,12 +84,7 @@ Result<ProfilePoint> parse_point(const json& result, const std::string& where) {
 }  // namespace
 
 Result<std::vector<ProfilePoint>> parse_profile(const std::string& text, const std::string& label) {
-    json root;
-    try {
-        root = json::parse(text);
-    } catch (const json::parse_error& error) {
-        return invalid_argument(fmt::format("{}: not valid JSON ({})", label, error.what()));
-    }
+    TERN_ASSIGN_OR_RETURN(json root, parse_strict_json(text, label));  // a repeated key is an error
     const json* results = &root;
     for (const char* key : {"results", "runs"}) {
         if (root.is_object() && root.contains(key) && root[key].is_array()) results = &root[key];

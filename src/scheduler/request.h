@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -28,6 +29,7 @@ struct RequestParams {
     // The request ends once its prompt is computed, with no sampled token (embeddings). It takes no prefix-cache
     // hits: the caller needs every prompt token's state from the forward pass.
     bool prompt_only = false;
+    std::string cache_salt;  // prefix-cache hits only among requests with the same salt (vLLM's cache_salt)
 };
 
 struct Request {

@@ -116,9 +116,10 @@ bool Scheduler::schedule_running(Request& request, StepPlan& plan, int& budget) 
 bool Scheduler::schedule_waiting(Request& request, StepPlan& plan, int& budget) {
     // A request preempted in this step waits for the next one rather than thrashing.
     if (std::ranges::find(plan.preempted, request.params.id) != plan.preempted.end()) return false;
-    kv::ComputedBlocks hit = request.params.prompt_only ? kv::ComputedBlocks{} : kv_.get_computed_blocks(request.tokens);
+    const std::string& salt = request.params.cache_salt;
+    kv::ComputedBlocks hit = request.params.prompt_only ? kv::ComputedBlocks{} : kv_.get_computed_blocks(request.tokens, salt);
     int num_new = std::min(request.num_tokens() - hit.num_tokens, budget);
-    while (!kv_.allocate_slots(request.params.id, request.tokens, 0, num_new, hit)) {
+    while (!kv_.allocate_slots(request.params.id, request.tokens, 0, num_new, hit, salt)) {
         // A more important arrival takes memory from less important running requests. Freeing them neither
         // evicts nor reuses blocks, and only computed blocks are ever cached, so `hit` stays valid and holds KV.
         if (running_.empty() || std::prev(running_.end())->priority <= request.params.priority) return false;

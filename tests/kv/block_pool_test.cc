@@ -147,9 +147,10 @@ TEST(BlockPoolDeathTest, TouchingAnOutOfRangeBlockFailsTheCheck) {
 
 TEST(BlockHashTest, ChainsThroughTheParent) {
     std::vector<TokenId> tokens = {1, 2, 3, 4};
-    BlockHash root = hash_block_tokens(kRootBlockHash, tokens);
-    EXPECT_EQ(root, hash_block_tokens(kRootBlockHash, std::vector<TokenId>{1, 2, 3, 4}));
-    EXPECT_NE(root, hash_block_tokens(kRootBlockHash, std::vector<TokenId>{1, 2, 4, 3}));
+    const BlockHash seed_root = prefix_root(7, "");
+    BlockHash root = hash_block_tokens(seed_root, tokens);
+    EXPECT_EQ(root, hash_block_tokens(seed_root, std::vector<TokenId>{1, 2, 3, 4}));
+    EXPECT_NE(root, hash_block_tokens(seed_root, std::vector<TokenId>{1, 2, 4, 3}));
     // The same tokens after a different prefix hash differently.
     EXPECT_NE(hash_block_tokens(root, tokens), hash_block_tokens(root + 1, tokens));
     EXPECT_NE(hash_block_tokens(root, tokens), root);
@@ -158,16 +159,19 @@ TEST(BlockHashTest, ChainsThroughTheParent) {
 TEST(BlockHashTest, ExtendKeepsExistingHashesAndOnlyHashesFullBlocks) {
     std::vector<TokenId> a = {1, 2, 3, 4, 5, 6, 7, 8, 9};
     std::vector<TokenId> b = {9, 9, 9, 9, 5, 6, 7, 8};
+    const BlockHash root = prefix_root(7, "");
     std::vector<BlockHash> hashes_a;
-    extend_block_hashes(a, 4, 1, hashes_a);
-    extend_block_hashes(a, 4, 2, hashes_a);
+    extend_block_hashes(root, a, 4, 1, hashes_a);
+    extend_block_hashes(root, a, 4, 2, hashes_a);
     ASSERT_EQ(hashes_a.size(), 2u);
-    EXPECT_EQ(hashes_a[0], hash_block_tokens(kRootBlockHash, std::span(a).first(4)));
+    EXPECT_EQ(hashes_a[0], hash_block_tokens(root, std::span(a).first(4)));
     EXPECT_EQ(hashes_a[1], hash_block_tokens(hashes_a[0], std::span(a).subspan(4, 4)));
     std::vector<BlockHash> hashes_b;
-    extend_block_hashes(b, 4, 2, hashes_b);
+    extend_block_hashes(root, b, 4, 2, hashes_b);
     EXPECT_NE(hashes_a[1], hashes_b[1]);  // same second block, different first block
-    EXPECT_DEATH(extend_block_hashes(a, 4, 3, hashes_a), "need more than 9 tokens");
+    EXPECT_DEATH(extend_block_hashes(root, a, 4, 3, hashes_a), "need more than 9 tokens");
+    EXPECT_NE(prefix_root(7, ""), prefix_root(8, "")) << "the seed changes every hash";
+    EXPECT_NE(prefix_root(7, ""), prefix_root(7, "tenant-a")) << "so does the salt";
 }
 
 }  // namespace

@@ -251,5 +251,26 @@ TEST(KvManagerTest, BlocksAreCachedOnlyOnceComputed) {
     EXPECT_TRUE(manager.verify().is_ok()) << manager.verify().message();
 }
 
+// Cached prefixes are shared only under the same cache salt, and each manager hashes with a seed of its own (drawn at
+// random), so block hashes cannot be computed from outside the process.
+TEST(KvManagerTest, CacheSaltsKeepPrefixesApartAndSeedsDiffer) {
+    KvManager manager = make_manager(11);
+    Tokens prompt = token_range(0, 10);
+    ASSERT_TRUE(manager.allocate_slots(0, prompt, 0, 10, {}, "tenant-a").has_value());
+    manager.cache_computed_blocks(0, prompt, 10);
+    EXPECT_EQ(manager.get_computed_blocks(prompt, "tenant-a").num_tokens, 8);
+    EXPECT_EQ(manager.get_computed_blocks(prompt, "tenant-b").num_tokens, 0);
+    EXPECT_EQ(manager.get_computed_blocks(prompt).num_tokens, 0) << "no salt is a salt of its own";
+    ComputedBlocks hit = manager.get_computed_blocks(prompt, "tenant-a");
+    ASSERT_TRUE(manager.allocate_slots(1, prompt, 0, 2, hit, "tenant-a").has_value());
+    EXPECT_EQ(table(manager, 1).front(), table(manager, 0).front()) << "the same salt shares";
+    EXPECT_TRUE(manager.verify().is_ok()) << manager.verify().message();
+
+    KvManager other = make_manager(11);
+    ASSERT_TRUE(other.allocate_slots(0, prompt, 0, 10, {}, "tenant-a").has_value());
+    other.cache_computed_blocks(0, prompt, 10);
+    EXPECT_NE(other.pool().block_hash(1), manager.pool().block_hash(1)) << "each manager draws its own seed";
+}
+
 }  // namespace
 }  // namespace tern::kv

@@ -94,6 +94,13 @@ TEST(Profile, ReadsTheMinimalSchemaInEveryShape) {
     EXPECT_EQ(parse_profile(R"({"runs": [)" + one + "]}", "runs").value().size(), 1u);
 }
 
+// A key given twice is refused with the key named, not read as whichever value the parser keeps.
+TEST(Profile, RepeatedKeysAreRefused) {
+    const auto repeated = parse_profile(R"({"concurrency": 8, "concurrency": 16, "output_tokens_per_s": 50})", "p");
+    ASSERT_FALSE(repeated.is_ok());
+    EXPECT_NE(repeated.status().message().find("concurrency"), std::string::npos) << repeated.status().message();
+}
+
 TEST(Profile, ReadsVllmStyleFlatKeys) {
     const std::string vllm = R"({"max_concurrency": 16, "output_throughput": 27.3, "completed": 64,
                                  "total_input_tokens": 16384, "total_output_tokens": 8192,
@@ -111,7 +118,7 @@ TEST(Profile, ReadsVllmStyleFlatKeys) {
 
 TEST(Profile, BadProfilesGiveClearErrors) {
     const auto error = [](const std::string& text) { return parse_profile(text, "p.json").status().message(); };
-    EXPECT_NE(error("{oops").find("p.json: not valid JSON"), std::string::npos);
+    EXPECT_NE(error("{oops").find("p.json: invalid JSON"), std::string::npos);
     EXPECT_NE(error(R"({"output_tokens_per_s": 5})").find("needs \"concurrency\""), std::string::npos);
     EXPECT_NE(error(R"({"concurrency": 4})").find("needs \"output_tokens_per_s\""), std::string::npos);
     EXPECT_NE(error(R"([{"concurrency": 4, "output_tokens_per_s": 5}, {"concurrency": 0, "output_tokens_per_s": 5}])")

@@ -144,7 +144,7 @@ TEST(ModelShape, BadConfigJsonGivesClearErrors) {
     const auto error = [](const std::string& text) {
         return model_shape_from_config_text(text, "cfg.json").status().message();
     };
-    EXPECT_NE(error("{not json").find("cfg.json: not valid JSON"), std::string::npos);
+    EXPECT_NE(error("{not json").find("cfg.json: invalid JSON"), std::string::npos);
     EXPECT_NE(error("[1, 2]").find("expected a JSON object"), std::string::npos);
     EXPECT_NE(error(R"({"hidden_size": 64})").find("missing key \"num_hidden_layers\""), std::string::npos);
     EXPECT_NE(error(R"({"num_hidden_layers": -2, "hidden_size": 64})").find("\"num_hidden_layers\" is -2"),
@@ -163,6 +163,13 @@ TEST(ModelShape, BadConfigJsonGivesClearErrors) {
               std::string::npos);
     const Status missing = load_model_shape(temp_path("does_not_exist.json")).status();
     EXPECT_NE(missing.message().find("neither a preset"), std::string::npos) << missing.message();
+}
+
+TEST(ModelShape, ConfigWithARepeatedKeyIsRefused) {
+    const auto shape = model_shape_from_config_text(
+        R"({"num_hidden_layers": 2, "num_hidden_layers": 32, "hidden_size": 64})", "config.json");
+    ASSERT_FALSE(shape.is_ok());
+    EXPECT_NE(shape.status().message().find("num_hidden_layers"), std::string::npos) << shape.status().message();
 }
 
 }  // namespace
