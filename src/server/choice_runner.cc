@@ -16,6 +16,7 @@ struct ChoiceRunner::Choice {
     bool done = false;
     bool first = true;
     double cumulative_logprob = 0.0;  // of the sampled tokens, for best_of
+    int64_t num_cached_prompt_tokens = 0;
 };
 
 namespace {
@@ -159,6 +160,7 @@ std::optional<ChoiceDelta> ChoiceRunner::take(Choice& choice, engine::RequestOut
     choice.first = false;
     ChoiceResult& result = results_[static_cast<size_t>(choice.index)];
     if (output.token) take_token(choice, output, delta);
+    if (output.timings) choice.num_cached_prompt_tokens = output.timings->num_cached_prompt_tokens;
     if (choice.text.stopped() && !output.finish_reason) {
         context_.engine.abort(choice.engine_id);  // a stop string matched: the engine's work is no longer wanted
         output.finish_reason = engine::FinishReason::kStop;
@@ -201,6 +203,14 @@ api::Usage ChoiceRunner::usage() const {
     for (const auto& ids : prepared_.prompt_tokens) usage.prompt_tokens += static_cast<int64_t>(ids.size());
     for (const ChoiceResult& result : results_) usage.completion_tokens += result.completion_tokens;
     usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
+    // OpenAI's prompt_tokens_details.cached_tokens. prompt_tokens counts each prompt once, whatever n, so the cached
+    // part is counted once per prompt too: its first choice's (a sibling may reuse blocks the first one computed, but
+    // that prompt is not counted again).
+    usage.cached_tokens = 0;
+    const size_t per_prompt = static_cast<size_t>(num_samples());
+    for (size_t idx = 0; idx < choices_.size(); idx += per_prompt) {
+        *usage.cached_tokens += choices_[idx]->num_cached_prompt_tokens;
+    }
     return usage;
 }
 

@@ -1,6 +1,7 @@
 // tern serve with the generation fields of issue #17's finding 12, on stories260K at temperature 0: logit_bias
 // bans and forces tokens, min_tokens holds off a stop token, stop_token_ids end a request, echo leads with the
-// prompt, best_of keeps the likeliest choices, chat_template_kwargs reach the template, and suffix is refused for a model without fill-in-the-middle tokens.
+// prompt, best_of keeps the likeliest choices, usage reports prefix-cache hits, chat_template_kwargs reach the
+// template, and suffix is refused for a model without fill-in-the-middle tokens.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -181,6 +182,26 @@ TEST_F(ServeFields, BestOfReturnsTheLikeliestChoices) {
     request.erase("stream");
     request["best_of"] = 1;
     expect_refused(request, "best_of");
+}
+
+TEST_F(ServeFields, UsageReportsPromptTokensFromThePrefixCache) {
+    std::string story = "The cat sat by the warm fire and";
+    while (story.size() < 500) story += " the little dog ran to the park to play with a big red ball and";
+    json request = {{"prompt", story}, {"max_tokens", 2}, {"temperature", 0}};
+    const json first = post(request);
+    ASSERT_GE(first["usage"]["prompt_tokens"].get<int>(), 100) << first.dump();
+    EXPECT_EQ(first["usage"]["prompt_tokens_details"]["cached_tokens"], 0) << first.dump();
+    const json second = post(request);
+    const int cached = second["usage"]["prompt_tokens_details"]["cached_tokens"].get<int>();
+    EXPECT_GT(cached, 0) << second.dump();
+    EXPECT_LE(cached, second["usage"]["prompt_tokens"].get<int>());
+
+    request["stream"] = true;
+    request["stream_options"] = {{"include_usage", true}};
+    const testing::StreamReply streamed = testing::post_stream(server_->port(), "/v1/completions", request.dump());
+    ASSERT_TRUE(streamed.done) << streamed.body;
+    const json usage_chunk = json::parse(streamed.events[streamed.events.size() - 2]);
+    EXPECT_EQ(usage_chunk["usage"]["prompt_tokens_details"]["cached_tokens"], cached) << streamed.body;
 }
 
 TEST_F(ServeFields, SuffixNeedsFillInTheMiddleTokens) {
