@@ -90,9 +90,11 @@ Result<GenerationRequest> parse_generation_request(Endpoint endpoint, const nloh
 }
 
 nlohmann::json to_json(const Usage& usage) {
-    return {{"prompt_tokens", usage.prompt_tokens},
-            {"completion_tokens", usage.completion_tokens},
-            {"total_tokens", usage.total_tokens}};
+    nlohmann::json body = {{"prompt_tokens", usage.prompt_tokens},
+                           {"completion_tokens", usage.completion_tokens},
+                           {"total_tokens", usage.total_tokens}};
+    if (usage.cached_tokens) body["prompt_tokens_details"] = {{"cached_tokens", *usage.cached_tokens}};
+    return body;
 }
 
 Result<Usage> parse_usage(const nlohmann::json& value) {
@@ -108,6 +110,13 @@ Result<Usage> parse_usage(const nlohmann::json& value) {
         *target = value[field].get<int64_t>();
     }
     if (!value.contains("total_tokens")) usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
+    const auto details = value.find("prompt_tokens_details");
+    if (details != value.end() && details->is_object()) {
+        const auto cached = details->find("cached_tokens");
+        if (cached != details->end() && cached->is_number_integer() && cached->get<int64_t>() >= 0) {
+            usage.cached_tokens = cached->get<int64_t>();
+        }
+    }
     return usage;
 }
 

@@ -24,6 +24,8 @@ struct Usage {
     int64_t prompt_tokens = 0;
     int64_t completion_tokens = 0;
     int64_t total_tokens = 0;
+    // OpenAI's prompt_tokens_details.cached_tokens: prompt tokens served from the prefix cache. Unset: not reported.
+    std::optional<int64_t> cached_tokens;
 };
 
 struct ChatMessage {

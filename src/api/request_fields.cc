@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <functional>
 #include <limits>
 
@@ -118,6 +120,44 @@ std::optional<FieldError> check_no_parallel_tool_calls(const std::string& name, 
     return std::nullopt;
 }
 
+std::optional<FieldError> check_logit_bias(const std::string&, const json& value) {
+    std::vector<std::pair<int32_t, float>> biases;
+    return decode_logit_bias(value, &biases);
+}
+
+std::optional<FieldError> check_stop_token_ids(const std::string&, const json& value) {
+    std::vector<int32_t> ids;
+    return decode_stop_token_ids(value, &ids);
+}
+
+int json_depth(const json& value) {
+    int deepest = 0;
+    if (value.is_structured()) {
+        for (const json& item : value) deepest = std::max(deepest, json_depth(item));
+        return deepest + 1;
+    }
+    return 0;
+}
+
+// vLLM's chat_template_kwargs: extra variables for the chat template. `messages` would replace the conversation the
+// server checked, so it is refused; add_generation_prompt also steers the plain fallback format, so it must be a
+// boolean there.
+std::optional<FieldError> check_chat_template_kwargs(const std::string& name, const json& value) {
+    if (!value.is_object()) return error_at(name, "'chat_template_kwargs' must be an object of template variables");
+    if (value.contains("messages")) {
+        return error_at(name, "'chat_template_kwargs' cannot set 'messages': send the conversation in 'messages'");
+    }
+    const auto generation_prompt = value.find("add_generation_prompt");
+    if (generation_prompt != value.end() && !generation_prompt->is_boolean()) {
+        return error_at(name, "'chat_template_kwargs.add_generation_prompt' must be true or false");
+    }
+    // The object itself is one level: a kwarg may hold containers nested kMaxTemplateKwargsDepth - 1 deep.
+    if (json_depth(value) > kMaxTemplateKwargsDepth) {
+        return error_at(name, fmt::format("'chat_template_kwargs' nests deeper than {} levels", kMaxTemplateKwargsDepth));
+    }
+    return std::nullopt;
+}
+
 // Every field tern knows, by endpoint. Supporting a new field is one row here (plus reading it in the decoders):
 // a field with no row is refused as unknown.
 const std::vector<FieldRule>& field_rules() {
@@ -147,6 +187,13 @@ const std::vector<FieldRule>& field_rules() {
         // A vLLM extension; the server refuses a non-zero one unless started with --scheduling-policy priority.
         {"priority", On::kBoth, integer_in(std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max())},
         {"ignore_eos", On::kBoth, boolean_value()},
+        {"logit_bias", On::kBoth, check_logit_bias},
+        {"min_tokens", On::kBoth, integer_in(0, std::numeric_limits<int32_t>::max())},  // vLLM
+        {"stop_token_ids", On::kBoth, check_stop_token_ids},                              // vLLM
+        {"echo", On::kCompletions, boolean_value()},
+        {"best_of", On::kCompletions, integer_in(1, kMaxChoices)},
+        {"suffix", On::kCompletions, string_value()},  // fill-in-the-middle, for models with FIM tokens
+        {"chat_template_kwargs", On::kChat, check_chat_template_kwargs},  // vLLM
         // Accepted and ignored (listed in the README too): bookkeeping for OpenAI's platform that does not change
         // the output, which clients and SDK wrappers send on every request.
         {"user", On::kBoth, string_value()},
@@ -177,9 +224,47 @@ const FieldRule* find_rule(Endpoint endpoint, std::string_view name) {
     return nullptr;
 }
 
+// Combinations tern cannot serve yet; lifting one is deleting its lines here.
+std::optional<FieldError> check_not_yet_supported(Endpoint endpoint, const json& body) {
+    // TODO(#17): echo with logprobs needs the prompt's log-probabilities (prompt_logprobs, being added to the engine).
+    if (endpoint == Endpoint::kCompletions && field_value<bool>(body, "echo").value_or(false) &&
+        find_field(body, "logprobs") != nullptr) {
+        return error_at("echo", "'echo' together with 'logprobs' is not supported yet (it needs the prompt's "
+                                "log-probabilities): drop one of them");
+    }
+    return std::nullopt;
+}
+
+// Fields whose values bound each other.
+std::optional<FieldError> check_generation_counts(Endpoint endpoint, const json& body) {
+    const std::optional<int64_t> max_tokens = max_tokens_of(endpoint, body);
+    const std::optional<int64_t> min_tokens = field_value<int64_t>(body, "min_tokens");
+    if (min_tokens && max_tokens && *min_tokens > *max_tokens) {
+        return error_at("min_tokens", fmt::format("'min_tokens' ({}) must not exceed '{}' ({})", *min_tokens,
+                                                  endpoint == Endpoint::kChatCompletions &&
+                                                          find_field(body, "max_completion_tokens") != nullptr
+                                                      ? "max_completion_tokens"
+                                                      : "max_tokens",
+                                                  *max_tokens));
+    }
+    const std::optional<int64_t> best_of = field_value<int64_t>(body, "best_of");
+    if (!best_of) return std::nullopt;
+    const int64_t num_choices = field_value<int64_t>(body, "n").value_or(1);
+    if (*best_of < num_choices) {
+        return error_at("best_of", fmt::format("'best_of' ({}) must be at least 'n' ({})", *best_of, num_choices));
+    }
+    // OpenAI's rule: the best choices are known only once all of them have finished.
+    if (*best_of > 1 && field_value<bool>(body, "stream").value_or(false)) {
+        return error_at("best_of", "'best_of' greater than 1 cannot be streamed: set 'stream' to false");
+    }
+    return std::nullopt;
+}
+
 std::optional<FieldError> check_cross_fields(Endpoint endpoint, const json& body) {
     const char* required = endpoint == Endpoint::kCompletions ? "prompt" : "messages";
     if (find_field(body, required) == nullptr) return error_at(required, fmt::format("'{}' is required", required));
+    if (auto error = check_generation_counts(endpoint, body)) return error;
+    if (auto error = check_not_yet_supported(endpoint, body)) return error;
     if (endpoint == Endpoint::kChatCompletions) {
         const json* top = find_field(body, "top_logprobs");
         const json* logprobs = find_field(body, "logprobs");
@@ -297,6 +382,71 @@ std::optional<FieldError> decode_messages(const json& messages, std::vector<Chat
         messages_out->push_back(std::move(message));
     }
     return std::nullopt;
+}
+
+namespace {
+
+// A logit_bias token id: an integer, or (object form) its decimal text, in [0, INT32_MAX].
+std::optional<int32_t> bias_token_id(const json& id) {
+    int64_t value = -1;
+    if (id.is_string()) {
+        const std::string text = id.get<std::string>();
+        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (error != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
+    } else if (id.is_number_integer() && !(id.is_number_unsigned() && id.get<uint64_t>() > static_cast<uint64_t>(INT32_MAX))) {
+        value = id.get<int64_t>();
+    }
+    if (value < 0 || value > std::numeric_limits<int32_t>::max()) return std::nullopt;
+    return static_cast<int32_t>(value);
+}
+
+// A bias: a number in [-100, 100], or false for "never" (-inf), as llama-server reads it.
+std::optional<float> bias_value(const json& bias) {
+    if (bias.is_boolean()) {
+        if (bias.get<bool>()) return std::nullopt;  // true has no meaning (llama-server skips it)
+        return -std::numeric_limits<float>::infinity();
+    }
+    if (!bias.is_number()) return std::nullopt;
+    const double value = bias.get<double>();
+    if (!(value >= -kMaxLogitBias && value <= kMaxLogitBias)) return std::nullopt;
+    return static_cast<float>(value);
+}
+
+}  // namespace
+
+std::optional<FieldError> decode_logit_bias(const json& value, std::vector<std::pair<int32_t, float>>* biases) {
+    const FieldError shape{"'logit_bias' must map token ids to biases: {\"token id\": bias} or [[token_id, bias], ...], "
+                           "each id an integer >= 0 and each bias a number in [-100, 100] or false (never)",
+                           "logit_bias"};
+    const auto add = [&](const json& id, const json& bias) {
+        const std::optional<int32_t> token = bias_token_id(id);
+        const std::optional<float> amount = bias_value(bias);
+        if (!token || !amount) return false;
+        biases->emplace_back(*token, *amount);
+        return true;
+    };
+    if (value.is_object()) {
+        for (const auto& [id, bias] : value.items()) {
+            if (!add(json(id), bias)) return shape;
+        }
+        return std::nullopt;
+    }
+    if (!value.is_array()) return shape;
+    for (const json& pair : value) {
+        if (!pair.is_array() || pair.size() != 2 || !pair[0].is_number_integer() || !add(pair[0], pair[1])) {
+            return shape;
+        }
+    }
+    return std::nullopt;
+}
+
+std::optional<FieldError> decode_stop_token_ids(const json& value, std::vector<int32_t>* ids) {
+    const FieldError shape{fmt::format("'stop_token_ids' must be a list of at most {} token ids (integers >= 0)",
+                                       kMaxStopTokenIds),
+                           "stop_token_ids"};
+    if (!value.is_array() || value.size() > static_cast<size_t>(kMaxStopTokenIds)) return shape;
+    if (value.empty()) return std::nullopt;
+    return decode_token_ids(value, ids) ? std::nullopt : std::optional<FieldError>(shape);
 }
 
 std::optional<int64_t> max_tokens_of(Endpoint endpoint, const json& body) {

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -31,6 +32,10 @@ struct FieldError {
 inline constexpr int kMaxChoices = 16;      // n
 inline constexpr int kMaxTopLogprobs = 20;  // OpenAI's limit
 inline constexpr int kMaxStopStrings = 16;
+inline constexpr int kMaxStopTokenIds = 256;  // each generated token is compared with every stop token
+// chat_template_kwargs nest at most this deep: well inside what the chat interpreter builds (chat::kMaxValueDepth).
+inline constexpr int kMaxTemplateKwargsDepth = 32;
+inline constexpr float kMaxLogitBias = 100.0f;  // OpenAI's range: [-100, 100]
 
 // Checks every field of `body` for `endpoint` and returns the first problem, or nullopt when the body is valid:
 //   - a field tern does not know, or knows and cannot honour (tools, response_format, ...), is refused by name, as
@@ -55,6 +60,12 @@ std::optional<T> field_value(const nlohmann::json& body, std::string_view name) 
 std::optional<FieldError> decode_prompts(const nlohmann::json& prompt, std::vector<PromptInput>* prompts);
 // Chat `messages`: {role, content} objects; content a string, or a list of text parts that are joined.
 std::optional<FieldError> decode_messages(const nlohmann::json& messages, std::vector<ChatMessage>* messages_out);
+// logit_bias, in OpenAI's object form {"token id": bias} or llama-server's array form [[token_id, bias], ...]; a bias
+// is a number in [-100, 100], or false (llama-server's "never"), decoded as -inf. Ids are checked to be >= 0 only: the
+// vocabulary is the server's to check. Pairs come in the body's order (an id may repeat in the array form).
+std::optional<FieldError> decode_logit_bias(const nlohmann::json& value, std::vector<std::pair<int32_t, float>>* biases);
+// stop_token_ids (vLLM): a list of at most kMaxStopTokenIds token ids, each >= 0.
+std::optional<FieldError> decode_stop_token_ids(const nlohmann::json& value, std::vector<int32_t>* ids);
 // max_completion_tokens (chat) when given, else max_tokens, else nullopt (the server's default). For a checked body.
 std::optional<int64_t> max_tokens_of(Endpoint endpoint, const nlohmann::json& body);
 

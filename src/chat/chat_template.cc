@@ -1,11 +1,13 @@
 #include "chat/chat_template.h"
 
+#include "chat/json_value.h"
+
 namespace tern::chat {
 namespace {
 
 Status with_prefix(const Status& status) { return {status.code(), "chat template: " + status.message()}; }
 
-jinja::Value chat_context(const std::vector<ChatMessage>& messages, const ChatTemplateOptions& options) {
+Result<jinja::Value> chat_context(const std::vector<ChatMessage>& messages, const ChatTemplateOptions& options) {
     jinja::List list;
     list.reserve(messages.size());
     for (const ChatMessage& message : messages) {
@@ -24,6 +26,11 @@ jinja::Value chat_context(const std::vector<ChatMessage>& messages, const ChatTe
     add("add_generation_prompt", jinja::Value::boolean(options.add_generation_prompt));
     add("bos_token", jinja::Value::string(options.bos_token));
     add("eos_token", jinja::Value::string(options.eos_token));
+    if (!options.variables.is_object()) return invalid_argument("the extra template variables must be an object");
+    for (const auto& [name, value] : options.variables.items()) {
+        TERN_ASSIGN_OR_RETURN(jinja::Value converted, jinja::value_from_json(value));
+        context.set(jinja::Value::string(name), std::move(converted));
+    }
     return jinja::Value::dict(std::move(context));
 }
 
@@ -39,7 +46,8 @@ Result<std::string> ChatTemplate::render(const std::vector<ChatMessage>& message
                                          const ChatTemplateOptions& options) const {
     jinja::RenderOptions render_options;
     render_options.now = options.now;
-    Result<std::string> rendered = template_.render(chat_context(messages, options), render_options);
+    TERN_ASSIGN_OR_RETURN(const jinja::Value context, chat_context(messages, options));
+    Result<std::string> rendered = template_.render(context, render_options);
     if (!rendered.is_ok()) return with_prefix(rendered.status());
     return rendered;
 }

@@ -13,6 +13,8 @@
 
 #include <ctime>
 #include <optional>
+
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -31,6 +33,9 @@ struct ChatTemplateOptions {
     std::string eos_token;               // the model's EOS text, e.g. "</s>"
     bool add_generation_prompt = true;   // end with the header that starts the assistant's reply
     std::optional<std::tm> now;          // the time strftime_now() sees; unset: the local time
+    // Further variables (vLLM's chat_template_kwargs, e.g. enable_thinking), set last: a name here replaces the
+    // variable above of that name. An object; a value nested deeper than kMaxValueDepth fails the render.
+    nlohmann::ordered_json variables = nlohmann::ordered_json::object();
 };
 
 // A parsed chat template, to render many conversations without parsing again. Thread-safe after construction.

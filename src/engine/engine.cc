@@ -52,6 +52,11 @@ Status Engine::add_request(EngineRequest request) {
     if (std::any_of(request.stop_tokens.begin(), request.stop_tokens.end(), out_of_vocab)) {
         return invalid_argument(fmt::format("request {}: a stop token id is outside the vocabulary", request.id));
     }
+    const auto& biases = request.sampling.logit_bias;
+    if (std::any_of(biases.begin(), biases.end(), [&](const auto& bias) { return out_of_vocab(bias.first); })) {
+        return invalid_argument(fmt::format("request {}: a logit_bias token id is outside the vocabulary [0, {})",
+                                            request.id, vocab_size));
+    }
     TERN_RETURN_IF_ERROR(request.sampling.validate());
     if (request.priority != 0 && config_.scheduling_policy == SchedulingPolicy::kFcfs) {
         return invalid_argument(fmt::format("request {}: priority {} needs the priority scheduling policy "
@@ -63,8 +68,9 @@ Status Engine::add_request(EngineRequest request) {
                                     .priority = request.priority, .stop_tokens = request.stop_tokens,
                                     .prompt_only = request.embedding.has_value(), .cache_salt = request.cache_salt};
     TERN_RETURN_IF_ERROR(scheduler_->add_request(std::move(params)));
-    RequestState state{Sampler(request.sampling, static_cast<int32_t>(vocab_size)), RequestTimings{},
-                       request.num_top_logprobs};
+    // The sampler bans the stop tokens until sampling.min_tokens tokens are out (vLLM's min_tokens).
+    RequestState state{Sampler(request.sampling, static_cast<int32_t>(vocab_size), request.stop_tokens),
+                       RequestTimings{}, request.num_top_logprobs};
     state.sampler.accept_prompt(request.prompt);
     state.pooling = request.embedding;
     state.timings.arrival = request.arrival == Clock::time_point{} ? Clock::now() : request.arrival;

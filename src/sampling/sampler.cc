@@ -11,6 +11,9 @@ namespace tern {
 namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+// What a banned token's logit becomes: below any real logit, yet finite, so that a row in which every token is
+// banned (a request may ban them all) still has an argmax instead of failing the "nothing can be sampled" check.
+constexpr float kBannedLogit = -FLT_MAX;
 
 // Top-p buckets tokens by how far their scaled logit lies below the best one: kBucketsPerNat buckets per unit of
 // (max_logit - logit) / temperature, and everything kNumTopPBuckets / kBucketsPerNat = 32 nats or more below the
@@ -32,11 +35,22 @@ float sanitize(float logit) {
 
 }  // namespace
 
-Sampler::Sampler(const SamplingParams& params, int32_t vocab_size)
-    : params_(params), vocab_size_(vocab_size), rng_(params.seed) {
+Sampler::Sampler(const SamplingParams& params, int32_t vocab_size, std::vector<int32_t> stop_tokens)
+    : params_(params), vocab_size_(vocab_size), rng_(params.seed), stop_tokens_(std::move(stop_tokens)) {
     Status status = params.validate();
     TERN_CHECK(status.is_ok()) << "Sampler built from invalid SamplingParams: " << status.message();
     TERN_CHECK(vocab_size > 0) << "vocab_size must be > 0, got " << vocab_size;
+    for (const auto& [token, bias] : params.logit_bias) {
+        TERN_CHECK(token < vocab_size) << "logit_bias token " << token << " outside the vocabulary";
+        if (std::isinf(bias)) {
+            never_tokens_.push_back(token);
+        } else {
+            biases_.emplace_back(token, bias);
+        }
+    }
+    for (int32_t token : stop_tokens_) {
+        TERN_CHECK(token >= 0 && token < vocab_size) << "stop token " << token << " outside the vocabulary";
+    }
     track_window_ = params.repetition_penalty != 1.0f && params.penalty_last_n != 0;
     track_output_ = params.presence_penalty != 0.0f || params.frequency_penalty != 0.0f;
     if (params.top_p < 1.0f) bucket_mass_.resize(kNumTopPBuckets);
@@ -53,6 +67,7 @@ void Sampler::accept(int32_t token) {
     TERN_CHECK(token >= 0 && token < vocab_size_) << "token " << token << " outside the vocabulary";
     if (track_window_) push_window(token);
     if (track_output_ && output_counts_[token]++ == 0) output_tokens_.push_back(token);
+    ++num_accepted_;
 }
 
 void Sampler::push_window(int32_t token) {
@@ -127,8 +142,10 @@ void Sampler::fill_candidates(const float* logits) {
 
 int32_t Sampler::sample(const float* logits) {
     fill_candidates(logits);
-    // Right after fill_candidates, candidates_[id].id == id, so the penalties can index by token id.
+    // Right after fill_candidates, candidates_[id].id == id, so the biases, penalties and bans index by token id.
+    add_biases();
     for_each_penalized([this](int32_t token) -> float& { return candidates_[token].logit; });
+    apply_bans();
     if (params_.temperature == 0.0f) return argmax_candidates();
 
     if (params_.top_k > 0 && static_cast<size_t>(params_.top_k) < num_candidates_) keep_top_k(params_.top_k);
@@ -136,6 +153,24 @@ int32_t Sampler::sample(const float* logits) {
     if (params_.top_p < 1.0f) total = keep_top_p(total);
     if (params_.min_p > 0.0f) total = keep_min_p();
     return draw(total);
+}
+
+void Sampler::add_biases() {
+    for (const auto& [token, bias] : biases_) {
+        float& logit = candidates_[token].logit;
+        if (logit != kNegInf) logit = sanitize(logit + bias);  // a masked token stays masked
+    }
+}
+
+// After the penalties: a repetition penalty would multiply kBannedLogit past the lowest float, to -inf.
+void Sampler::apply_bans() {
+    const auto ban = [this](int32_t token) {
+        float& logit = candidates_[token].logit;
+        logit = std::min(logit, kBannedLogit);  // a token the model masked (-inf) stays masked
+    };
+    for (int32_t token : never_tokens_) ban(token);
+    if (num_accepted_ >= params_.min_tokens) return;
+    for (int32_t token : stop_tokens_) ban(token);
 }
 
 int32_t Sampler::argmax_candidates() const {

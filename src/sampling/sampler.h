@@ -15,7 +15,10 @@ namespace tern {
 // One Sampler per sequence. Not thread-safe: call it from the thread that drives that sequence.
 //
 // sample() runs, in order:
-//   1. penalties (repetition, then presence/frequency; see SamplingParams for which tokens count);
+//   1. logit_bias (the finite biases, added), then the penalties (repetition, then presence/frequency; see
+//      SamplingParams for which tokens count), then the bans: tokens biased "never" and, while fewer than
+//      params.min_tokens tokens were accepted, the stop tokens. A banned token gets the lowest finite logit, so it
+//      loses to every other token but a row where everything is banned still yields a token;
 //   2. temperature == 0: return the argmax, ties to the lowest token id;
 //   3. top-k (ties at the cut go to the lowest ids);
 //   4. temperature scaling and softmax over the survivors;
@@ -30,11 +33,14 @@ namespace tern {
 //
 // Cost per sample() for a vocabulary of V: O(V) to copy, penalise and exponentiate; top-k is one O(V) pass (O(V log k)
 // at worst); top-p sorts only the tokens close to its cut. Memory: a candidate buffer of 12 bytes per vocabulary entry
-// shared by the samplers of one thread; per sampler, only its penalty history (O(distinct tokens seen), not O(V)).
+// shared by the samplers of one thread; per sampler, only its penalty history (O(distinct tokens seen), not O(V)),
+// its logit_bias list and its stop tokens.
 class Sampler {
 public:
-    // `params` must pass validate() and `vocab_size` must be > 0 (both checked; validate user input first).
-    Sampler(const SamplingParams& params, int32_t vocab_size);
+    // `params` must pass validate() and `vocab_size` must be > 0; logit_bias ids and `stop_tokens` must be in
+    // [0, vocab_size) (all checked; validate user input first). `stop_tokens` are the tokens that would end the
+    // sequence (EOS, stop_token_ids), banned while fewer than params.min_tokens tokens were accepted.
+    Sampler(const SamplingParams& params, int32_t vocab_size, std::vector<int32_t> stop_tokens = {});
 
     // Adds prompt tokens to the history seen by repetition_penalty (not by presence/frequency). Call it once
     // before the first sample(); calling it again appends. Token ids must be in [0, vocab_size).
@@ -69,6 +75,8 @@ private:
     };
 
     static Candidate* thread_candidates(int32_t vocab_size);
+    void add_biases();
+    void apply_bans();
     void push_window(int32_t token);
     float penalized(int32_t token, float logit) const;
     template <typename RefFn>
@@ -100,6 +108,12 @@ private:
     bool track_output_ = false;
     std::unordered_map<int32_t, int32_t> output_counts_;
     std::vector<int32_t> output_tokens_;
+
+    // logit_bias split by kind: finite biases are added before the penalties, "never" tokens banned after them.
+    std::vector<std::pair<int32_t, float>> biases_;
+    std::vector<int32_t> never_tokens_;
+    std::vector<int32_t> stop_tokens_;  // banned until min_tokens tokens are accepted
+    int32_t num_accepted_ = 0;          // generated tokens accepted so far, for min_tokens
 
     // Candidates [0, num_candidates_) survive, in no particular order; the buffer is the thread's (set by
     // fill_candidates, valid during one sample() or top_logprobs() call).

@@ -38,6 +38,15 @@ Status SamplingParams::validate() const {
             "penalty_last_n must be >= -1 (-1 means the whole history, 0 turns repetition_penalty off), got {}",
             penalty_last_n));
     }
+    if (min_tokens < 0) return invalid_argument(fmt::format("min_tokens must be >= 0, got {}", min_tokens));
+    for (const auto& [token, bias] : logit_bias) {
+        if (token < 0) return invalid_argument(fmt::format("logit_bias token id must be >= 0, got {}", token));
+        const bool never = std::isinf(bias) && bias < 0.0f;
+        if (!never && !(bias >= -100.0f && bias <= 100.0f)) {
+            return invalid_argument(fmt::format("logit_bias for token {} must be in [-100, 100] (or -inf: never), "
+                                                "got {}", token, bias));
+        }
+    }
     return Status::ok();
 }
 

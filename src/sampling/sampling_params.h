@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "base/status.h"
 
@@ -51,6 +53,16 @@ struct SamplingParams {
     // Seeds the sampler's PRNG: the same seed, settings, accepted tokens and logits give the same tokens, on any
     // platform. The default is fixed, so callers that want varied output across requests pick a seed themselves.
     uint64_t seed = 0;
+
+    // OpenAI's logit_bias: (token id, bias) pairs, sparse, added to the raw logits before the penalties (vLLM's
+    // order). A bias must be in [-100, 100], or -inf for llama-server's `false` ("never"): such a token is ranked
+    // below every other one and is only picked when every token is banned. An id may repeat (the biases add up).
+    // Ids must be >= 0 here; that they are inside the vocabulary is the Sampler's precondition.
+    std::vector<std::pair<int32_t, float>> logit_bias;
+
+    // vLLM's min_tokens: until this many tokens are generated, the stop tokens given to the Sampler cannot be
+    // sampled, so that EOS and stop_token_ids cannot end the request early. 0 turns it off. Must be >= 0.
+    int32_t min_tokens = 0;
 
     // Returns kInvalidArgument naming the first field out of range, its value and the accepted range.
     Status validate() const;

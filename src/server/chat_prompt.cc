@@ -15,6 +15,15 @@ std::vector<chat::ChatMessage> to_chat(const std::vector<api::ChatMessage>& mess
     return converted;
 }
 
+chat::ChatTemplateOptions with_kwargs(chat::ChatTemplateOptions options, const nlohmann::json& template_kwargs) {
+    const auto generation_prompt = template_kwargs.find("add_generation_prompt");
+    if (generation_prompt != template_kwargs.end() && generation_prompt->is_boolean()) {
+        options.add_generation_prompt = generation_prompt->get<bool>();
+    }
+    options.variables = nlohmann::ordered_json(template_kwargs);
+    return options;
+}
+
 std::string special_text(const Tokenizer& tokenizer, int32_t id) {
     return id >= 0 && id < tokenizer.vocab_size() ? tokenizer.token_text(id) : std::string();
 }
@@ -40,16 +49,18 @@ Result<ChatPrompt> make_chat_prompt(const GgufFile& model_file, const Tokenizer&
                                       .eos_token = special_text(tokenizer, tokenizer.eos_id()),
                                       .add_generation_prompt = true};
     if (source.empty()) {
-        return ChatPrompt{[options](const std::vector<api::ChatMessage>& messages) -> Result<std::string> {
-                              return chat::render_fallback(to_chat(messages), options);
+        return ChatPrompt{[options](const std::vector<api::ChatMessage>& messages,
+                                    const nlohmann::json& template_kwargs) -> Result<std::string> {
+                              return chat::render_fallback(to_chat(messages), with_kwargs(options, template_kwargs));
                           },
                           "fallback"};
     }
     auto parsed = chat::ChatTemplate::parse(source);
     if (!parsed.is_ok()) return invalid_argument("chat template (" + origin + "): " + parsed.status().message());
     auto shared = std::make_shared<chat::ChatTemplate>(std::move(parsed.value()));
-    return ChatPrompt{[shared, options](const std::vector<api::ChatMessage>& messages) -> Result<std::string> {
-                          return shared->render(to_chat(messages), options);
+    return ChatPrompt{[shared, options](const std::vector<api::ChatMessage>& messages,
+                                        const nlohmann::json& template_kwargs) -> Result<std::string> {
+                          return shared->render(to_chat(messages), with_kwargs(options, template_kwargs));
                       },
                       origin};
 }

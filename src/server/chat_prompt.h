@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "api/openai_types.h"
 #include "base/status.h"
 #include "formats/gguf.h"
@@ -13,7 +15,10 @@
 
 namespace tern::server {
 
-using ChatRenderer = std::function<Result<std::string>(const std::vector<api::ChatMessage>&)>;
+// Renders a conversation; `template_kwargs` (an object, vLLM's chat_template_kwargs) become extra template variables,
+// its add_generation_prompt (a boolean) steering the fallback format too. An error says why the render failed.
+using ChatRenderer =
+    std::function<Result<std::string>(const std::vector<api::ChatMessage>&, const nlohmann::json& template_kwargs)>;
 
 struct ChatPrompt {
     ChatRenderer render;

@@ -2,24 +2,36 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <numeric>
+
 namespace tern::server {
 
 struct ChoiceRunner::Choice {
     int index;
+    size_t prompt_idx;
     engine::RequestId engine_id;
     std::shared_ptr<serving::RequestStream> stream;
-    serving::TextStream text;
+    ChoiceText text;
     bool done = false;
     bool first = true;
+    double cumulative_logprob = 0.0;  // of the sampled tokens, for best_of
+    int64_t num_cached_prompt_tokens = 0;
 };
 
 namespace {
 
-std::vector<int32_t> stop_token_ids(const Tokenizer& tokenizer) {
+// The model's end tokens (unless ignore_eos) and the request's stop_token_ids: ignore_eos does not drop those, as
+// in vLLM.
+std::vector<int32_t> engine_stop_tokens(const Tokenizer& tokenizer, const CompletionRequest& request) {
     std::vector<int32_t> ids;
-    for (int32_t id : {tokenizer.eos_id(), tokenizer.eot_id(), tokenizer.eom_id()}) {
+    const auto add = [&ids](int32_t id) {
         if (id >= 0 && std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+    };
+    if (!request.ignore_eos) {
+        for (int32_t id : {tokenizer.eos_id(), tokenizer.eot_id(), tokenizer.eom_id()}) add(id);
     }
+    for (int32_t id : request.stop_token_ids) add(id);
     return ids;
 }
 
@@ -52,17 +64,20 @@ void ChoiceRunner::set_listener(const std::function<void()>& listener) {
 // the engine thread to take the request (a step may be running), as a client sees it.
 std::optional<Outcome> ChoiceRunner::submit(std::chrono::steady_clock::time_point arrival) {
     const CompletionRequest& request = prepared_.request;
-    const std::vector<int32_t> stop_tokens = request.ignore_eos ? std::vector<int32_t>{}
-                                                                : stop_token_ids(context_.tokenizer);
+    const std::vector<int32_t> stop_tokens = engine_stop_tokens(context_.tokenizer, request);
+    // best_of ranks choices by the log-probability of their tokens, which the engine reports when asked for
+    // logprobs: 0 alternatives is enough, and the client sees logprobs only if it asked for them.
+    const bool ranked = num_samples() > request.n;
+    const int num_top_logprobs = request.logprobs ? request.top_logprobs : (ranked ? 0 : -1);
     for (size_t prompt_idx = 0; prompt_idx < prepared_.prompt_tokens.size(); ++prompt_idx) {
-        for (int sample_idx = 0; sample_idx < request.n; ++sample_idx) {
+        for (int sample_idx = 0; sample_idx < num_samples(); ++sample_idx) {
             engine::EngineRequest engine_request{.id = context_.engine.next_id(),
                                                  .prompt = prepared_.prompt_tokens[prompt_idx],
                                                  .max_tokens = prepared_.max_tokens,
                                                  .priority = request.priority,
                                                  .sampling = request.sampling,
                                                  .stop_tokens = stop_tokens,
-                                                 .num_top_logprobs = request.logprobs ? request.top_logprobs : -1,
+                                                 .num_top_logprobs = num_top_logprobs,
                                                  .arrival = arrival};
             engine_request.sampling.seed += static_cast<uint64_t>(sample_idx);  // n samples differ, reproducibly
             const engine::RequestId id = engine_request.id;
@@ -73,13 +88,15 @@ std::optional<Outcome> ChoiceRunner::submit(std::chrono::steady_clock::time_poin
             }
             const int index = static_cast<int>(choices_.size());
             choices_.push_back(std::unique_ptr<Choice>(
-                new Choice{index, id, std::move(stream.value()),
-                           serving::TextStream(context_.tokenizer, request.stop)}));
+                new Choice{index, prompt_idx, id, std::move(stream.value()),
+                           ChoiceText(context_.tokenizer, request.stop, request.sampling.min_tokens)}));
             results_.push_back(ChoiceResult{.index = index});
         }
     }
     return std::nullopt;
 }
+
+int ChoiceRunner::num_samples() const { return std::max(prepared_.request.n, prepared_.request.best_of); }
 
 bool ChoiceRunner::done() const {
     return std::all_of(choices_.begin(), choices_.end(), [](const auto& choice) { return choice->done; });
@@ -125,16 +142,25 @@ TokenLogprob ChoiceRunner::to_logprob(int32_t token, const engine::TokenLogprobs
     return item;
 }
 
+// A token that ended the choice as a stop token (EOS, stop_token_ids: the engine's only "stop") counts and has its
+// logprob, but not its text, as vLLM (skip_special_tokens, include_stop_str_in_output off) and as EOS, a control
+// token with no text, always had here.
+void ChoiceRunner::take_token(Choice& choice, const engine::RequestOutput& output, ChoiceDelta& delta) {
+    ChoiceResult& result = results_[static_cast<size_t>(choice.index)];
+    if (!first_token_time_) first_token_time_ = std::chrono::steady_clock::now();
+    ++result.completion_tokens;
+    if (output.finish_reason != engine::FinishReason::kStop) delta.text = choice.text.push(*output.token);
+    if (!output.logprobs) return;
+    choice.cumulative_logprob += output.logprobs->logprob;
+    if (prepared_.request.logprobs) delta.logprobs.push_back(to_logprob(*output.token, *output.logprobs));
+}
+
 std::optional<ChoiceDelta> ChoiceRunner::take(Choice& choice, engine::RequestOutput output) {
     ChoiceDelta delta{.index = choice.index, .first = choice.first};
     choice.first = false;
     ChoiceResult& result = results_[static_cast<size_t>(choice.index)];
-    if (output.token) {
-        if (!first_token_time_) first_token_time_ = std::chrono::steady_clock::now();
-        ++result.completion_tokens;
-        delta.text = choice.text.push(*output.token);
-        if (output.logprobs) delta.logprobs.push_back(to_logprob(*output.token, *output.logprobs));
-    }
+    if (output.token) take_token(choice, output, delta);
+    if (output.timings) choice.num_cached_prompt_tokens = output.timings->num_cached_prompt_tokens;
     if (choice.text.stopped() && !output.finish_reason) {
         context_.engine.abort(choice.engine_id);  // a stop string matched: the engine's work is no longer wanted
         output.finish_reason = engine::FinishReason::kStop;
@@ -145,16 +171,46 @@ std::optional<ChoiceDelta> ChoiceRunner::take(Choice& choice, engine::RequestOut
         delta.finish_reason = *output.finish_reason == engine::FinishReason::kLength ? "length" : "stop";
         result.finish_reason = *delta.finish_reason;
     }
+    // echo: the prompt's text leads the choice's first delta, whole or streamed.
+    if (delta.first && !prepared_.echo_texts.empty()) delta.text.insert(0, prepared_.echo_texts[choice.prompt_idx]);
     result.text += delta.text;
     result.logprobs.insert(result.logprobs.end(), delta.logprobs.begin(), delta.logprobs.end());
     return delta;
 }
 
+std::vector<ChoiceResult> ChoiceRunner::returned_results() const {
+    const int per_prompt = num_samples();
+    const int num_returned = prepared_.request.n;
+    if (per_prompt == num_returned) return results_;
+    std::vector<ChoiceResult> returned;
+    for (size_t first = 0; first + static_cast<size_t>(per_prompt) <= choices_.size(); first += per_prompt) {
+        std::vector<size_t> order(static_cast<size_t>(per_prompt));
+        std::iota(order.begin(), order.end(), first);
+        std::stable_sort(order.begin(), order.end(), [this](size_t left, size_t right) {
+            return choices_[left]->cumulative_logprob > choices_[right]->cumulative_logprob;
+        });
+        for (int rank = 0; rank < num_returned; ++rank) {
+            returned.push_back(results_[order[static_cast<size_t>(rank)]]);
+            returned.back().index = static_cast<int>(returned.size()) - 1;
+        }
+    }
+    return returned;
+}
+
+// Every generated token counts, best_of's discarded choices included, as OpenAI bills them.
 api::Usage ChoiceRunner::usage() const {
     api::Usage usage;
     for (const auto& ids : prepared_.prompt_tokens) usage.prompt_tokens += static_cast<int64_t>(ids.size());
     for (const ChoiceResult& result : results_) usage.completion_tokens += result.completion_tokens;
     usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
+    // OpenAI's prompt_tokens_details.cached_tokens. prompt_tokens counts each prompt once, whatever n, so the cached
+    // part is counted once per prompt too: its first choice's (a sibling may reuse blocks the first one computed, but
+    // that prompt is not counted again).
+    usage.cached_tokens = 0;
+    const size_t per_prompt = static_cast<size_t>(num_samples());
+    for (size_t idx = 0; idx < choices_.size(); idx += per_prompt) {
+        *usage.cached_tokens += choices_[idx]->num_cached_prompt_tokens;
+    }
     return usage;
 }
 

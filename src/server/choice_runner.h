@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "server/completion_handler.h"
-#include "serving/text_stream.h"
+#include "server/choice_text.h"
 
 namespace tern::server {
 
@@ -42,13 +42,19 @@ public:
     // timeout (503) or an engine failure (500).
     std::optional<Outcome> failure() const { return failure_; }
 
+    // Every generated choice, best_of's extra ones included, by index.
     const std::vector<ChoiceResult>& results() const { return results_; }
+    // The choices the client gets: results(), or with best_of the n of each prompt with the highest cumulative
+    // log-probability (best first), renumbered. Call once done().
+    std::vector<ChoiceResult> returned_results() const;
     api::Usage usage() const;
     std::optional<std::chrono::steady_clock::time_point> first_token_time() const { return first_token_time_; }
 
 private:
     struct Choice;
     std::optional<ChoiceDelta> take(Choice& choice, engine::RequestOutput output);
+    void take_token(Choice& choice, const engine::RequestOutput& output, ChoiceDelta& delta);
+    int num_samples() const;
     TokenLogprob to_logprob(int32_t token, const engine::TokenLogprobs& logprobs) const;
 
     ServingContext& context_;

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "server/choice_runner.h"
+#include "server/infill.h"
 
 namespace tern::server {
 namespace {
@@ -41,13 +42,100 @@ Result<std::vector<int32_t>> tokenize_prompt(const ServingContext& context, cons
 
 // The chat template renders special tokens as text (BOS among them), so they are parsed, and BOS is added only when
 // the model wants one and the template did not write it.
-Result<std::vector<int32_t>> tokenize_chat(const ServingContext& context, const std::vector<api::ChatMessage>& messages) {
-    TERN_ASSIGN_OR_RETURN(std::string text, context.render_chat(messages));
+Result<std::vector<int32_t>> tokenize_chat(const ServingContext& context, const CompletionRequest& request) {
+    TERN_ASSIGN_OR_RETURN(std::string text, context.render_chat(request.messages, request.chat_template_kwargs));
     std::vector<int32_t> ids = context.tokenizer.encode(text, /*add_special=*/false, /*parse_special=*/true);
     const int32_t bos = context.tokenizer.bos_id();
     if (context.tokenizer.add_bos() && bos >= 0 && (ids.empty() || ids.front() != bos)) ids.insert(ids.begin(), bos);
     if (ids.empty()) return invalid_argument("the rendered chat is empty");
     return ids;
+}
+
+// OpenAI's `suffix`: the prompt is the text before the gap and the suffix the text after it, laid out with the
+// model's fill-in-the-middle tokens. Neither part gets BOS of its own: the layout starts with it.
+std::variant<std::vector<int32_t>, Outcome> tokenize_infill(const ServingContext& context, const PromptInput& prompt,
+                                                           const std::string& suffix) {
+    const Tokenizer& tokenizer = context.tokenizer;
+    const std::optional<FimTokens> fim = fim_tokens(tokenizer);
+    if (!fim) {
+        return error_outcome(400, "'suffix' needs a model with fill-in-the-middle tokens (<PRE>, <SUF>, <MID> or "
+                                  "the like); this model's vocabulary has none", "suffix");
+    }
+    std::vector<int32_t> prefix = prompt.token_ids;
+    if (!prompt.is_tokens) prefix = tokenizer.encode(prompt.text, /*add_special=*/false, /*parse_special=*/false);
+    const std::vector<int32_t> suffix_ids = tokenizer.encode(suffix, /*add_special=*/false, /*parse_special=*/false);
+    return infill_prompt(*fim, tokenizer.add_bos() ? tokenizer.bos_id() : -1, prefix, suffix_ids);
+}
+
+// Token ids given in logit_bias and stop_token_ids must exist in this model's vocabulary.
+std::optional<Outcome> check_token_fields(const Tokenizer& tokenizer, const CompletionRequest& request) {
+    const int32_t vocab_size = tokenizer.vocab_size();
+    for (const auto& [id, bias] : request.sampling.logit_bias) {
+        if (id >= vocab_size) {
+            return error_outcome(400, fmt::format("'logit_bias' names token id {}, outside the vocabulary [0, {})", id,
+                                                  vocab_size), "logit_bias");
+        }
+    }
+    for (int32_t id : request.stop_token_ids) {
+        if (id >= vocab_size) {
+            return error_outcome(400, fmt::format("'stop_token_ids' holds token id {}, outside the vocabulary "
+                                                  "[0, {})", id, vocab_size), "stop_token_ids");
+        }
+    }
+    return std::nullopt;
+}
+
+// Fills prepared.prompt_tokens (and echo_texts with `echo`); on failure the 400 to send.
+std::optional<Outcome> tokenize_request(const ServingContext& context, const CompletionRequest& request,
+                                        PreparedRequest& prepared) {
+    const char* prompt_param = request.endpoint == api::Endpoint::kChatCompletions ? "messages" : "prompt";
+    if (request.endpoint == api::Endpoint::kChatCompletions) {
+        auto ids = tokenize_chat(context, request);
+        if (!ids.is_ok()) return error_outcome(400, ids.status().message(), prompt_param);
+        prepared.prompt_tokens.push_back(std::move(ids.value()));
+    }
+    for (const PromptInput& prompt : request.prompts) {
+        if (request.suffix) {
+            auto ids = tokenize_infill(context, prompt, *request.suffix);
+            if (auto* refused = std::get_if<Outcome>(&ids)) return std::move(*refused);
+            prepared.prompt_tokens.push_back(std::move(std::get<std::vector<int32_t>>(ids)));
+        } else {
+            auto ids = tokenize_prompt(context, prompt);
+            if (!ids.is_ok()) return error_outcome(400, ids.status().message(), prompt_param);
+            prepared.prompt_tokens.push_back(std::move(ids.value()));
+        }
+        // vLLM's echo: a text prompt as given, token ids as their text.
+        if (request.echo) {
+            prepared.echo_texts.push_back(prompt.is_tokens ? context.tokenizer.decode(prompt.token_ids) : prompt.text);
+        }
+    }
+    return std::nullopt;
+}
+
+// Sets prepared.max_tokens from the request and the room the longest prompt leaves; on failure the 400 to send.
+std::optional<Outcome> limit_tokens(const ServingContext& context, const CompletionRequest& request,
+                                    PreparedRequest& prepared) {
+    const char* prompt_param = request.endpoint == api::Endpoint::kChatCompletions ? "messages" : "prompt";
+    int64_t longest = 0;
+    for (const auto& ids : prepared.prompt_tokens) longest = std::max<int64_t>(longest, static_cast<int64_t>(ids.size()));
+    const int64_t room = context.max_model_len - longest;
+    if (room < 1) {
+        return error_outcome(400, fmt::format("the prompt has {} tokens; this model's context is {} tokens, leaving "
+                                              "no room to generate; shorten the prompt", longest, context.max_model_len),
+                             prompt_param);
+    }
+    const int64_t max_tokens = request.max_tokens.value_or(room);  // vLLM's default: the rest of the context
+    if (max_tokens > room) {
+        return error_outcome(400, fmt::format("max_tokens {} is too large: the prompt has {} tokens and the context {}, "
+                                              "so at most {} can be generated", max_tokens, longest,
+                                              context.max_model_len, room), "max_tokens");
+    }
+    if (request.sampling.min_tokens > max_tokens) {  // an explicit max_tokens was checked with the body
+        return error_outcome(400, fmt::format("min_tokens {} is more than the {} tokens this prompt leaves room for",
+                                              request.sampling.min_tokens, max_tokens), "min_tokens");
+    }
+    prepared.max_tokens = static_cast<int>(max_tokens);
+    return std::nullopt;
 }
 
 }  // namespace
@@ -69,33 +157,10 @@ std::variant<PreparedRequest, Outcome> prepare_request(const ServingContext& con
     if (auto refused = check_priority(request, context.engine.config().scheduling_policy)) {
         return error_outcome(400, refused->message, refused->param);
     }
+    if (auto refused = check_token_fields(context.tokenizer, request)) return std::move(*refused);
     request.sampling.seed = choose_seed(request.seed);
-    const char* prompt_param = request.endpoint == api::Endpoint::kChatCompletions ? "messages" : "prompt";
-    if (request.endpoint == api::Endpoint::kChatCompletions) {
-        auto ids = tokenize_chat(context, request.messages);
-        if (!ids.is_ok()) return error_outcome(400, ids.status().message(), prompt_param);
-        prepared.prompt_tokens.push_back(std::move(ids.value()));
-    }
-    for (const PromptInput& prompt : request.prompts) {
-        auto ids = tokenize_prompt(context, prompt);
-        if (!ids.is_ok()) return error_outcome(400, ids.status().message(), prompt_param);
-        prepared.prompt_tokens.push_back(std::move(ids.value()));
-    }
-    int64_t longest = 0;
-    for (const auto& ids : prepared.prompt_tokens) longest = std::max<int64_t>(longest, static_cast<int64_t>(ids.size()));
-    const int64_t room = context.max_model_len - longest;
-    if (room < 1) {
-        return error_outcome(400, fmt::format("the prompt has {} tokens; this model's context is {} tokens, leaving "
-                                              "no room to generate; shorten the prompt", longest, context.max_model_len),
-                             prompt_param);
-    }
-    const int64_t max_tokens = request.max_tokens.value_or(room);  // vLLM's default: the rest of the context
-    if (max_tokens > room) {
-        return error_outcome(400, fmt::format("max_tokens {} is too large: the prompt has {} tokens and the context {}, "
-                                              "so at most {} can be generated", max_tokens, longest,
-                                              context.max_model_len, room), "max_tokens");
-    }
-    prepared.max_tokens = static_cast<int>(max_tokens);
+    if (auto refused = tokenize_request(context, request, prepared)) return std::move(*refused);
+    if (auto refused = limit_tokens(context, request, prepared)) return std::move(*refused);
     prepared.meta = ResponseMeta{request.endpoint, make_id(request.endpoint),
                                  std::chrono::duration_cast<std::chrono::seconds>(
                                      std::chrono::system_clock::now().time_since_epoch()).count(),
@@ -155,7 +220,7 @@ void ResponseProducer::finish(std::vector<std::string>& events) {
     }
     outcome_ = finish_outcome(runner_, start_);
     if (!prepared_.request.stream) {
-        outcome_.body = completion_response(prepared_.meta, runner_.results(), runner_.usage());
+        outcome_.body = completion_response(prepared_.meta, runner_.returned_results(), runner_.usage());
         return;
     }
     if (prepared_.request.include_usage) events.push_back(usage_chunk(prepared_.meta, runner_.usage()).dump());

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server/chat_prompt.h"
 #include "server/request_parser.h"
 #include "server/responses.h"
 #include "serving/async_engine.h"
@@ -24,7 +25,7 @@ struct ServingContext {
     std::string model_name;
     int64_t max_model_len = 0;
     // Renders chat messages into prompt text (the model's template, or the plain fallback format).
-    std::function<Result<std::string>(const std::vector<api::ChatMessage>&)> render_chat;
+    ChatRenderer render_chat;
     engine::Pooling pooling = engine::Pooling::kMean;  // of /v1/embeddings (--pooling)
     int64_t embedding_dim = 0;                          // the length of an embedding
 };
@@ -47,6 +48,7 @@ struct ChoiceDelta;
 struct PreparedRequest {
     CompletionRequest request;
     std::vector<std::vector<int32_t>> prompt_tokens;  // one per prompt
+    std::vector<std::string> echo_texts;              // with `echo`: each prompt's text, which its choices start with
     int max_tokens = 0;
     ResponseMeta meta;
 };

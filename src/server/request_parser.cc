@@ -56,6 +56,20 @@ void read_flags(const json& body, CompletionRequest& request) {
     if (const json* options = api::find_field(body, "stream_options")) {
         request.include_usage = api::field_value<bool>(*options, "include_usage").value_or(false);
     }
+    request.echo = api::field_value<bool>(body, "echo").value_or(false);
+    request.best_of = api::field_value<int>(body, "best_of").value_or(0);
+    request.suffix = api::field_value<std::string>(body, "suffix");
+    if (const json* kwargs = api::find_field(body, "chat_template_kwargs")) request.chat_template_kwargs = *kwargs;
+}
+
+// The fields that reach the engine as token ids, checked by api::check_request_body(); the vocabulary is checked
+// once the request meets the model (prepare_request).
+void read_token_fields(const json& body, CompletionRequest& request) {
+    if (const json* biases = api::find_field(body, "logit_bias")) {
+        api::decode_logit_bias(*biases, &request.sampling.logit_bias);
+    }
+    if (const json* ids = api::find_field(body, "stop_token_ids")) api::decode_stop_token_ids(*ids, &request.stop_token_ids);
+    request.sampling.min_tokens = api::field_value<int32_t>(body, "min_tokens").value_or(0);
 }
 
 }  // namespace
@@ -76,6 +90,7 @@ std::variant<CompletionRequest, RequestError> parse_completion_request(api::Endp
     read_stop(body, request.stop);
     read_logprobs(endpoint, body, request);
     read_flags(body, request);
+    read_token_fields(body, request);
     return request;
 }
 

@@ -42,6 +42,12 @@ struct CompletionRequest {
     bool ignore_eos = false;
     bool stream = false;
     bool include_usage = false;
+    // sampling.logit_bias and sampling.min_tokens come from the fields of those names.
+    std::vector<int32_t> stop_token_ids;  // vLLM's: end generation like EOS (even with ignore_eos)
+    bool echo = false;                    // completions: the prompt's text comes first in each choice
+    int best_of = 0;                      // completions: choices generated per prompt, the n best returned; 0: n
+    std::optional<std::string> suffix;    // completions: fill-in-the-middle, the text after the completion
+    nlohmann::json chat_template_kwargs = nlohmann::json::object();  // chat: extra template variables (vLLM)
 };
 
 using api::kMaxChoices;

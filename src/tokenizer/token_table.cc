@@ -95,13 +95,16 @@ Status TokenTable::fill_tokens(VocabData& data) {
 }
 
 Status TokenTable::fill_special_ids(const VocabData& data) {
-    const std::array<std::pair<std::string_view, std::pair<int32_t, int32_t*>>, 6> ids = {{
+    const std::array<std::pair<std::string_view, std::pair<int32_t, int32_t*>>, 9> ids = {{
         {"BOS", {data.bos_id, &bos_id_}},
         {"EOS", {data.eos_id, &eos_id_}},
         {"EOT", {data.eot_id, &eot_id_}},
         {"EOM", {data.eom_id, &eom_id_}},
         {"UNK", {data.unk_id, &unk_id_}},
         {"PAD", {data.pad_id, &pad_id_}},
+        {"FIM prefix", {data.fim_pre_id, &fim_pre_id_}},
+        {"FIM suffix", {data.fim_suf_id, &fim_suf_id_}},
+        {"FIM middle", {data.fim_mid_id, &fim_mid_id_}},
     }};
     for (const auto& [name, value] : ids) {
         const auto [id, target] = value;
@@ -129,9 +132,13 @@ void TokenTable::detect_special_by_text() {
     };
     if (eot_id_ == kNoToken) eot_id_ = detect(kEotTexts);
     if (eom_id_ == kNoToken) eom_id_ = detect(kEomTexts);
-    detect(kFimPreTexts);
-    detect(kFimSufTexts);
-    detect(kFimMidTexts);
+    // Detected by text even when the file names them, so that they are control tokens either way.
+    const int32_t fim_pre = detect(kFimPreTexts);
+    const int32_t fim_suf = detect(kFimSufTexts);
+    const int32_t fim_mid = detect(kFimMidTexts);
+    if (fim_pre_id_ == kNoToken) fim_pre_id_ = fim_pre;
+    if (fim_suf_id_ == kNoToken) fim_suf_id_ = fim_suf;
+    if (fim_mid_id_ == kNoToken) fim_mid_id_ = fim_mid;
     for (int32_t id : {detect(kFimPadTexts), detect(kFimRepTexts), detect(kFimSepTexts)}) {
         if (id != kNoToken) eog_ids_.push_back(id);
     }

@@ -49,6 +49,10 @@ public:
     int32_t eom_id() const { return eom_id_; }
     int32_t unk_id() const { return unk_id_; }
     int32_t pad_id() const { return pad_id_; }
+    // Fill-in-the-middle markers: prefix, suffix, middle (kNoToken when the vocabulary has none).
+    int32_t fim_pre_id() const { return fim_pre_id_; }
+    int32_t fim_suf_id() const { return fim_suf_id_; }
+    int32_t fim_mid_id() const { return fim_mid_id_; }
 
 private:
     TokenTable() = default;
@@ -69,6 +73,9 @@ private:
     int32_t eom_id_ = kNoToken;
     int32_t unk_id_ = kNoToken;
     int32_t pad_id_ = kNoToken;
+    int32_t fim_pre_id_ = kNoToken;
+    int32_t fim_suf_id_ = kNoToken;
+    int32_t fim_mid_id_ = kNoToken;
 };
 
 }  // namespace tern

@@ -53,6 +53,9 @@ public:
     int32_t eom_id() const { return table_.eom_id(); }
     int32_t unk_id() const { return table_.unk_id(); }
     int32_t pad_id() const { return table_.pad_id(); }
+    int32_t fim_pre_id() const { return table_.fim_pre_id(); }  // kNoToken (-1) when the vocabulary has none
+    int32_t fim_suf_id() const { return table_.fim_suf_id(); }
+    int32_t fim_mid_id() const { return table_.fim_mid_id(); }
     bool add_bos() const { return add_bos_; }
     bool add_eos() const { return add_eos_; }
     bool add_space_prefix() const { return add_space_prefix_; }

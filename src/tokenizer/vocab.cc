@@ -128,6 +128,9 @@ Status read_special(const GgufFile& gguf, VocabData& vocab) {
     read_special_id(gguf, "tokenizer.ggml.eos_token_id", vocab.eos_id, size);
     read_special_id(gguf, "tokenizer.ggml.eot_token_id", vocab.eot_id, size);
     read_special_id(gguf, "tokenizer.ggml.eom_token_id", vocab.eom_id, size);
+    read_special_id(gguf, "tokenizer.ggml.fim_pre_token_id", vocab.fim_pre_id, size);
+    read_special_id(gguf, "tokenizer.ggml.fim_suf_token_id", vocab.fim_suf_id, size);
+    read_special_id(gguf, "tokenizer.ggml.fim_mid_token_id", vocab.fim_mid_id, size);
     read_special_id(gguf, "tokenizer.ggml.unknown_token_id", vocab.unk_id, size);
     read_special_id(gguf, "tokenizer.ggml.padding_token_id", vocab.pad_id, size);
     if (auto value = gguf.get_bool("tokenizer.ggml.add_space_prefix")) vocab.add_space_prefix = *value;

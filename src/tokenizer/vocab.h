@@ -43,6 +43,10 @@ struct VocabData {
     int32_t pad_id = kNoToken;
     int32_t eot_id = kNoToken;             // kNoToken: found by text, as llama.cpp does
     int32_t eom_id = kNoToken;
+    // Fill-in-the-middle markers (tokenizer.ggml.fim_{pre,suf,mid}_token_id); kNoToken: found by text.
+    int32_t fim_pre_id = kNoToken;
+    int32_t fim_suf_id = kNoToken;
+    int32_t fim_mid_id = kNoToken;
     bool add_bos = false;
     bool add_eos = false;
     bool add_space_prefix = false;

@@ -25,6 +25,21 @@ TEST(ChatTemplate, SeesTheVariablesHuggingFacePasses) {
     EXPECT_EQ(out.value(), "<s>|</s>|True|True|True|4|system=Be brief.|{\"role\": \"user\", \"content\": \"Bye\"}");
 }
 
+// vLLM's chat_template_kwargs: extra variables (Qwen3's enable_thinking and the like), which replace a built-in one
+// of the same name; JSON containers become dicts and lists.
+TEST(ChatTemplate, ExtraVariablesAreVisibleAndOverride) {
+    const std::string source = "{% if enable_thinking is defined and not enable_thinking %}<no-think>{% endif %}"
+                               "{{ messages[0].content }}|{{ tags[1] }}|{{ meta.depth }}|{{ bos_token }}";
+    ChatTemplateOptions options;
+    options.bos_token = "<s>";
+    EXPECT_FALSE(render_chat(source, {{"user", "x"}}, options).is_ok()) << "tags is undefined without the variables";
+    options.variables = {{"enable_thinking", false}, {"tags", {"a", "b"}}, {"meta", {{"depth", 2}}},
+                         {"bos_token", "<BOS>"}};
+    const Result<std::string> out = render_chat(source, {{"user", "x"}}, options);
+    ASSERT_TRUE(out.is_ok()) << out.status().message();
+    EXPECT_EQ(out.value(), "<no-think>x|b|2|<BOS>");
+}
+
 TEST(ChatTemplate, AddGenerationPromptFollowsTheOption) {
     const std::string source = "{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}"
                                "{% if add_generation_prompt %}<assistant>{% endif %}";

@@ -77,7 +77,8 @@ INSTANTIATE_TEST_SUITE_P(OpenAiClient, NodeScenario,
                                            NodeCase{"stories260K", "choices_usage.mjs"},
                                            NodeCase{"tiny", "choices_usage.mjs"},
                                            NodeCase{"stories260K", "unsupported_fields.mjs"},
-                                           NodeCase{"stories260K", "embeddings.mjs"}),
+                                           NodeCase{"stories260K", "embeddings.mjs"},
+                                           NodeCase{"stories260K", "logit_bias.mjs"}),
                          case_name);
 
 }  // namespace

@@ -2,6 +2,7 @@
 // counts every global operator new and the bytes it asks for.
 #include <atomic>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 #include <new>
 #include <vector>
@@ -84,13 +85,16 @@ TEST(AllocationTest, SamplerMemoryIsNotVocabularySized) {
     penalties.presence_penalty = 0.5f;
     penalties.frequency_penalty = 0.2f;
     penalties.top_p = 0.9f;
+    penalties.min_tokens = 4;
+    for (int32_t token = 0; token < 32; ++token) penalties.logit_bias.emplace_back(token * 4099 % kVocab, -5.0f);
+    penalties.logit_bias.emplace_back(17, -std::numeric_limits<float>::infinity());
     std::vector<int32_t> prompt(200);
     for (size_t idx = 0; idx < prompt.size(); ++idx) prompt[idx] = static_cast<int32_t>(idx * 757 % kVocab);
     constexpr int kNumSamplers = 50;
     const int64_t before = g_num_bytes.load();
     std::vector<std::unique_ptr<Sampler>> samplers;
     for (int idx = 0; idx < kNumSamplers; ++idx) {
-        samplers.push_back(std::make_unique<Sampler>(penalties, kVocab));
+        samplers.push_back(std::make_unique<Sampler>(penalties, kVocab, std::vector<int32_t>{2, 151643}));
         samplers.back()->accept_prompt(prompt);
         samplers.back()->accept(7);
     }

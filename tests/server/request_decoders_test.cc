@@ -78,6 +78,23 @@ const Case kCases[] = {
      R"({"messages": [{"role": "user", "content": "hi"}], "logprobs": true, "top_logprobs": 2})", true},
     {Endpoint::kChatCompletions, R"({"messages": [{"role": "user", "content": "hi"}], "top_logprobs": 2})", false},
     {Endpoint::kChatCompletions, R"({"messages": [{"role": "user", "content": "hi"}], "tools": []})", false},
+    // Issue #17, finding 12.
+    {Endpoint::kCompletions, R"({"prompt": "hi", "logit_bias": {"5": -100, "7": 3}})", true},
+    {Endpoint::kCompletions, R"({"prompt": "hi", "logit_bias": [[5, false], [7, 1.5]]})", true},
+    {Endpoint::kCompletions, R"({"prompt": "hi", "logit_bias": {"5": 200}})", false},
+    {Endpoint::kCompletions, R"({"prompt": "hi", "logit_bias": {"x": 1}})", false},
+    {Endpoint::kCompletions, R"({"prompt": "hi", "max_tokens": 4, "min_tokens": 4, "stop_token_ids": [2]})", true},
+    {Endpoint::kCompletions, R"({"prompt": "hi", "max_tokens": 4, "min_tokens": 5})", false},
+    {Endpoint::kCompletions, R"({"prompt": "hi", "stop_token_ids": [-2]})", false},
+    {Endpoint::kCompletions, R"({"prompt": "hi", "echo": true, "best_of": 3, "n": 2, "suffix": "end"})", true},
+    {Endpoint::kCompletions, R"({"prompt": "hi", "echo": true, "logprobs": 0})", false},
+    {Endpoint::kCompletions, R"({"prompt": "hi", "best_of": 3, "stream": true})", false},
+    {Endpoint::kCompletions, R"({"prompt": "hi", "best_of": 1, "n": 2})", false},
+    {Endpoint::kChatCompletions, R"({"messages": [{"role": "user", "content": "hi"}], "echo": true})", false},
+    {Endpoint::kChatCompletions,
+     R"({"messages": [{"role": "user", "content": "hi"}], "chat_template_kwargs": {"enable_thinking": false}})", true},
+    {Endpoint::kChatCompletions,
+     R"({"messages": [{"role": "user", "content": "hi"}], "chat_template_kwargs": {"messages": []}})", false},
 };
 
 std::string label(const Case& test_case) {
@@ -123,6 +140,23 @@ void expect_same_values(const api::GenerationRequest& generation, const server::
         EXPECT_EQ(generation.messages[idx].role, completion.messages[idx].role) << where;
         EXPECT_EQ(generation.messages[idx].content, completion.messages[idx].content) << where;
     }
+}
+
+// The bench and the router keep the new fields as given in `extra`, to pass them on.
+TEST(RequestDecoders, NewFieldsTravelInExtra) {
+    const json body = json::parse(R"({"prompt": "hi", "logit_bias": {"5": -100}, "min_tokens": 2, "max_tokens": 4,
+                                     "stop_token_ids": [2], "echo": true, "best_of": 2, "suffix": "x"})");
+    const Result<api::GenerationRequest> request = api::parse_generation_request(Endpoint::kCompletions, body);
+    ASSERT_TRUE(request.is_ok()) << request.status().message();
+    for (const char* field : {"logit_bias", "min_tokens", "stop_token_ids", "echo", "best_of", "suffix"}) {
+        EXPECT_EQ(request.value().extra[field], body[field]) << field;
+    }
+    EXPECT_EQ(api::to_json(request.value())["logit_bias"], body["logit_bias"]) << "and are sent again";
+    const json chat = json::parse(R"({"messages": [{"role": "user", "content": "hi"}],
+                                     "chat_template_kwargs": {"enable_thinking": false}})");
+    const Result<api::GenerationRequest> chat_request = api::parse_generation_request(Endpoint::kChatCompletions, chat);
+    ASSERT_TRUE(chat_request.is_ok()) << chat_request.status().message();
+    EXPECT_EQ(chat_request.value().extra["chat_template_kwargs"], chat["chat_template_kwargs"]);
 }
 
 TEST(RequestDecoders, AgreeOnTheValuesOfAcceptedBodies) {

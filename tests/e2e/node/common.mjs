@@ -37,6 +37,15 @@ export async function tokenCount(text) {
   return body.count;
 }
 
+// The token counts of a usage object. Its prompt_tokens_details.cached_tokens (prompt tokens from the prefix cache)
+// is checked for range and left out, since it depends on what earlier requests left in the cache.
+export function usageCounts(usage) {
+  const { prompt_tokens_details: details, ...counts } = usage;
+  assert.ok(Number.isInteger(details?.cached_tokens), `cached_tokens in ${JSON.stringify(usage)}`);
+  assert.ok(details.cached_tokens >= 0 && details.cached_tokens <= usage.prompt_tokens, JSON.stringify(usage));
+  return counts;
+}
+
 // The chat prompt of a model without a chat template: "role: content\n" per message, then "assistant:".
 export function fallbackChatPrompt(messages) {
   return messages.map((message) => `${message.role}: ${message.content}\n`).join('') + 'assistant:';
