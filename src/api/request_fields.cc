@@ -194,6 +194,8 @@ const std::vector<FieldRule>& field_rules() {
         {"best_of", On::kCompletions, integer_in(1, kMaxChoices)},
         {"suffix", On::kCompletions, string_value()},  // fill-in-the-middle, for models with FIM tokens
         {"chat_template_kwargs", On::kChat, check_chat_template_kwargs},  // vLLM
+        // vLLM's: prefix-cache hits only among requests with the same salt (tenants that must not share them).
+        {"cache_salt", On::kBoth, string_value()},
         // Accepted and ignored (listed in the README too): bookkeeping for OpenAI's platform that does not change
         // the output, which clients and SDK wrappers send on every request.
         {"user", On::kBoth, string_value()},

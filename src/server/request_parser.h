@@ -48,6 +48,7 @@ struct CompletionRequest {
     int best_of = 0;                      // completions: choices generated per prompt, the n best returned; 0: n
     std::optional<std::string> suffix;    // completions: fill-in-the-middle, the text after the completion
     nlohmann::json chat_template_kwargs = nlohmann::json::object();  // chat: extra template variables (vLLM)
+    std::string cache_salt;  // vLLM's: shares cached prefixes only with requests of the same salt
 };
 
 using api::kMaxChoices;

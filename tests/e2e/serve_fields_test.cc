@@ -204,6 +204,24 @@ TEST_F(ServeFields, UsageReportsPromptTokensFromThePrefixCache) {
     EXPECT_EQ(usage_chunk["usage"]["prompt_tokens_details"]["cached_tokens"], cached) << streamed.body;
 }
 
+// vLLM's cache_salt: a cached prefix is found only by requests with the same salt.
+TEST_F(ServeFields, CacheSaltKeepsCachedPrefixesApart) {
+    std::string story = "A salted tale: the fox and the crow met by the river and";
+    while (story.size() < 500) story += " the crow sang while the fox listened and waited for the cheese to fall and";
+    json request = {{"prompt", story}, {"max_tokens", 2}, {"temperature", 0}, {"cache_salt", "tenant-a"}};
+    const auto cached_tokens = [](const json& reply) {
+        return reply["usage"]["prompt_tokens_details"]["cached_tokens"].get<int>();
+    };
+    EXPECT_EQ(cached_tokens(post(request)), 0);
+    EXPECT_GT(cached_tokens(post(request)), 0) << "the same salt shares";
+    request["cache_salt"] = "tenant-b";
+    EXPECT_EQ(cached_tokens(post(request)), 0) << "another salt does not";
+    request.erase("cache_salt");
+    EXPECT_EQ(cached_tokens(post(request)), 0) << "nor does no salt";
+    request["cache_salt"] = 5;
+    expect_refused(request, "cache_salt");
+}
+
 TEST_F(ServeFields, SuffixNeedsFillInTheMiddleTokens) {
     json request = greedy_request(4);
     request["suffix"] = " and they lived happily ever after.";
