@@ -4,30 +4,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <filesystem>
 
 #include "engine/engine.h"
-#include "synth/synth.h"
+#include "synthetic_model_suite.h"
 
 namespace tern::engine {
 namespace {
 
-class EngineEmbedding : public ::testing::Test {
+class EngineEmbedding : public testing::SyntheticModelSuite<9> {
 protected:
-    static void SetUpTestSuite() {
-        pool_ = new ThreadPool(2);
-        std::filesystem::create_directories(TERN_TEST_TMP);
-        const std::string path = std::string(TERN_TEST_TMP) + "/engine-embedding-q8_0.gguf";
-        ASSERT_TRUE(write_synth_model(*find_preset("tiny"), SynthOptions{DType::kQ8_0, 9}, path, pool_).is_ok());
-        auto model = Model::load(path);
-        ASSERT_TRUE(model.is_ok()) << model.status().message();
-        model_ = model.value().release();
-    }
-    static void TearDownTestSuite() {
-        delete model_;
-        delete pool_;
-    }
-
     // The embedding of request 1 (`prompt`, `pooling`) run with `neighbours` generating beside it.
     static std::vector<float> embed(const std::vector<int32_t>& prompt, Pooling pooling, int max_batched_tokens,
                                     int neighbours = 0) {
@@ -65,7 +50,7 @@ protected:
             batch.add(prompt[idx], static_cast<int32_t>(idx), 0, false, true);
         }
         std::vector<float> logits, hidden;
-        EXPECT_TRUE(model_->forward(batch, &cache, pool_, &logits, &hidden).is_ok());
+        EXPECT_TRUE(model_->forward(batch, &cache, pool_.get(), &logits, &hidden).is_ok());
         const size_t dim = static_cast<size_t>(model_->hparams().embedding_dim);
         std::vector<double> sum(dim, 0.0);
         const size_t first = pooling == Pooling::kMean ? 0 : prompt.size() - 1;
@@ -79,12 +64,7 @@ protected:
         return pooled;
     }
 
-    static ThreadPool* pool_;
-    static Model* model_;
 };
-
-ThreadPool* EngineEmbedding::pool_ = nullptr;
-Model* EngineEmbedding::model_ = nullptr;
 
 const std::vector<int32_t> kPrompt = {1, 40, 77, 300, 12, 9, 512, 33, 8, 700, 21, 64, 5};
 

@@ -4,7 +4,6 @@
 // through the server's request path those become 500 and 503.
 #include <gtest/gtest.h>
 
-#include <filesystem>
 
 #include <atomic>
 #include <new>
@@ -14,7 +13,7 @@
 #include "engine/engine.h"
 #include "server/choice_runner.h"
 #include "serving/async_engine.h"
-#include "synth/synth.h"
+#include "synthetic_model_suite.h"
 #include "tokenizer/tokenizer.h"
 
 namespace tern::serving {
@@ -22,22 +21,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class AsyncEngineTest : public ::testing::Test {
+class AsyncEngineTest : public testing::SyntheticModelSuite<3> {
 public:
-    static void SetUpTestSuite() {
-        pool_ = new ThreadPool(2);
-        std::filesystem::create_directories(TERN_TEST_TMP);
-        const std::string path = std::string(TERN_TEST_TMP) + "/async-engine-tiny.gguf";
-        ASSERT_TRUE(write_synth_model(*find_preset("tiny"), SynthOptions{DType::kQ8_0, 3}, path, pool_).is_ok());
-        auto model = Model::load(path);
-        ASSERT_TRUE(model.is_ok()) << model.status().message();
-        model_ = model.value().release();
-    }
-    static void TearDownTestSuite() {
-        delete model_;
-        delete pool_;
-    }
-
     static std::unique_ptr<engine::Engine> make_engine() {
         engine::EngineConfig config;
         config.kv_cache_bytes = 8 << 20;
@@ -61,12 +46,7 @@ public:
         return outputs;
     }
 
-    static ThreadPool* pool_;
-    static Model* model_;
 };
-
-ThreadPool* AsyncEngineTest::pool_ = nullptr;
-Model* AsyncEngineTest::model_ = nullptr;
 
 void expect_engine_thread_failure(AsyncEngine& engine, RequestStream& stream, const std::atomic<int>& num_failures,
                                   const std::string& reason) {
