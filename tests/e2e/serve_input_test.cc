@@ -115,7 +115,7 @@ std::vector<BadRequest> bad_requests() {
          "priority"},
         {"tokenize without a prompt", "/tokenize", R"({"text": "hi"})", 400, "prompt"},
         {"detokenize of a bad id", "/detokenize", R"({"tokens": [-4]})", 400, "tokens"},
-        {"no such endpoint", "/v1/embeddings", R"({"input": "hi"})", 404, ""},
+        {"no such endpoint", "/v1/audio/speech", R"({"input": "hi"})", 404, ""},
     };
 }
 
