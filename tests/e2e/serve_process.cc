@@ -9,8 +9,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -134,6 +136,8 @@ bool ServeProcess::wait_for_log(const std::string& text, std::chrono::millisecon
 }
 
 std::string ServeProcess::start(const std::vector<std::string>& args, std::chrono::milliseconds timeout) {
+    // Sanitizer builds (ThreadSanitizer above all) load and warm a model up many times slower.
+    if (const char* scale = std::getenv("TERN_TEST_TIME_SCALE")) timeout *= std::max(1, std::atoi(scale));
     launch(args);
     const auto deadline = Clock::now() + timeout;
     while (Clock::now() < deadline) {
