@@ -35,17 +35,6 @@ std::vector<int32_t> engine_stop_tokens(const Tokenizer& tokenizer, const Comple
     return ids;
 }
 
-// The HTTP status of an engine-side failure: a full queue is the client's to retry later (429), a server that is
-// stopping or restarting is 503, a failure of the engine itself 500, and the rest is bad input (400).
-Outcome submit_failure(const Status& status) {
-    switch (status.code()) {
-        case StatusCode::kResourceExhausted: return error_outcome(429, status.message());
-        case StatusCode::kUnavailable: return error_outcome(503, status.message());
-        case StatusCode::kInternal: return error_outcome(500, status.message());
-        default: return error_outcome(400, status.message());
-    }
-}
-
 }  // namespace
 
 ChoiceRunner::ChoiceRunner(ServingContext& context, const PreparedRequest& prepared)
@@ -85,7 +74,7 @@ std::optional<Outcome> ChoiceRunner::submit(std::chrono::steady_clock::time_poin
             auto stream = context_.engine.submit(std::move(engine_request));
             if (!stream.is_ok()) {
                 abort_all();
-                return submit_failure(stream.status());
+                return status_outcome(stream.status());
             }
             const int index = static_cast<int>(choices_.size());
             choices_.push_back(std::unique_ptr<Choice>(
@@ -120,7 +109,7 @@ std::optional<ChoiceDelta> ChoiceRunner::next(std::chrono::milliseconds timeout)
         if (output) return take(choice, std::move(*output));
         if (choice.stream->closed()) {  // refused by the engine after submit
             choice.done = true;
-            failure_ = submit_failure(choice.stream->error());
+            failure_ = status_outcome(choice.stream->error());
             abort_all();
         }
         return std::nullopt;

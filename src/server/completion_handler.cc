@@ -148,6 +148,15 @@ Outcome error_outcome(int status, const std::string& message, const std::string&
     return outcome;
 }
 
+Outcome status_outcome(const Status& status, const std::string& param) {
+    switch (status.code()) {
+        case StatusCode::kResourceExhausted: return error_outcome(429, status.message(), param);
+        case StatusCode::kUnavailable: return error_outcome(503, status.message(), param);
+        case StatusCode::kInternal: return error_outcome(500, status.message(), param);
+        default: return error_outcome(400, status.message(), param);
+    }
+}
+
 std::variant<PreparedRequest, Outcome> prepare_request(const ServingContext& context, CompletionRequest request) {
     PreparedRequest prepared;
     if (!request.model.empty() && request.model != context.model_name) {

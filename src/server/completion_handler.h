@@ -96,4 +96,8 @@ Outcome run_request(ChoiceRunner& runner, const PreparedRequest& prepared, const
 // An error outcome with OpenAI's body.
 Outcome error_outcome(int status, const std::string& message, const std::string& param = "");
 
+// The outcome of an engine-side failure: a full queue is the client's to retry later (429), a server that is stopping
+// or restarting is 503, a failure of the engine itself 500, and the rest is bad input (400).
+Outcome status_outcome(const Status& status, const std::string& param = "");
+
 }  // namespace tern::server

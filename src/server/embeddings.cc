@@ -1,6 +1,10 @@
 #include "server/embeddings.h"
 
+#include "api/request_fields.h"
+
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include <cstring>
 
@@ -9,46 +13,19 @@ namespace {
 
 using nlohmann::json;
 
-// A list of token ids, each a non-negative integer.
-bool read_token_ids(const json& value, std::vector<int32_t>& ids) {
-    for (const json& item : value) {
-        if (!item.is_number_integer() || item.get<int64_t>() < 0 || item.get<int64_t>() > INT32_MAX) return false;
-        ids.push_back(item.get<int32_t>());
-    }
-    return !ids.empty();
-}
-
-// `input`: a string, a list of strings, a list of token ids, or a list of such lists (OpenAI's four forms).
+// `input`: the four forms of a completions prompt (api::decode_prompts), but every text non-empty and at most
+// kMaxEmbeddingInputs of them.
 std::optional<RequestError> read_inputs(const json& input, std::vector<PromptInput>& inputs) {
     const RequestError wrong{"'input' must be a non-empty string, a list of strings, a list of token ids or a list of "
                              "such lists", "input"};
-    if (input.is_string()) {
-        inputs.push_back(PromptInput{.text = input.get<std::string>()});
-        return input.get<std::string>().empty() ? std::optional(wrong) : std::nullopt;
-    }
-    if (!input.is_array() || input.empty()) return wrong;
-    if (input[0].is_number()) {
-        PromptInput tokens{.is_tokens = true};
-        if (!read_token_ids(input, tokens.token_ids)) return wrong;
-        inputs.push_back(std::move(tokens));
-        return std::nullopt;
-    }
-    if (input.size() > kMaxEmbeddingInputs) {
+    if (input.is_array() && !input.empty() && !input[0].is_number() && input.size() > kMaxEmbeddingInputs) {
         return RequestError{fmt::format("'input' holds {} items; at most {} are taken per request", input.size(),
                                         kMaxEmbeddingInputs), "input"};
     }
-    for (const json& item : input) {
-        PromptInput one;
-        if (item.is_string() && !item.get<std::string>().empty()) {
-            one.text = item.get<std::string>();
-        } else if (!(item.is_array() && read_token_ids(item, one.token_ids))) {
-            return wrong;
-        } else {
-            one.is_tokens = true;
-        }
-        inputs.push_back(std::move(one));
-    }
-    return std::nullopt;
+    if (api::decode_prompts(input, &inputs)) return wrong;
+    const bool empty_text = std::any_of(inputs.begin(), inputs.end(),
+                                        [](const PromptInput& one) { return !one.is_tokens && one.text.empty(); });
+    return empty_text ? std::optional(wrong) : std::nullopt;
 }
 
 }  // namespace
@@ -145,10 +122,7 @@ std::optional<Outcome> EmbeddingJob::submit(std::chrono::steady_clock::time_poin
                                                                    .arrival = start});
         if (!stream.is_ok()) {
             abort_running();
-            return error_outcome(stream.status().code() == StatusCode::kResourceExhausted ? 429
-                                 : stream.status().code() == StatusCode::kUnavailable   ? 503
-                                                                                         : 400,
-                                 stream.status().message(), "input");
+            return status_outcome(stream.status(), "input");
         }
         input.stream = std::move(stream.value());
         inputs_.push_back(std::move(input));
@@ -170,7 +144,7 @@ bool EmbeddingJob::poll(std::vector<std::string>&) {
         if (!input.done && input.stream->closed()) {  // failed: drain timeout, engine failure
             const Status error = input.stream->error();
             abort_running();
-            outcome_ = error_outcome(error.code() == StatusCode::kInternal ? 500 : 503, error.message());
+            outcome_ = status_outcome(error);
             finished_ = true;
             return true;
         }
