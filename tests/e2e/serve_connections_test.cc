@@ -76,7 +76,7 @@ TEST(ServeConnections, ConnectionsBeyondTheLimitAreClosedAtOnce) {
     ::close(extra);
     ::close(idle.back());
     idle.pop_back();
-    for (int attempt = 0; attempt < 100 && testing::http_get(server.port(), "/health").status != 200; ++attempt) {
+    for (int attempt = 0; attempt < 500 && testing::http_get(server.port(), "/health").status != 200; ++attempt) {
         usleep(10000);
     }
     EXPECT_EQ(testing::http_get(server.port(), "/health").status, 200) << "a freed place is taken again";
