@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 
@@ -187,6 +190,16 @@ std::vector<uint8_t> GgufWriter::to_bytes() const {
 }
 
 Status GgufWriter::write(const std::string& path) const {
+    const std::string partial = fmt::format("{}.partial-{}", path, ::getpid());
+    Status written = write_file(partial);
+    if (written.is_ok() && std::rename(partial.c_str(), path.c_str()) != 0) {
+        written = invalid_argument(fmt::format("{}: cannot replace: {}", path, std::strerror(errno)));
+    }
+    if (!written.is_ok()) std::remove(partial.c_str());
+    return written;
+}
+
+Status GgufWriter::write_file(const std::string& path) const {
     std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "wb"), &std::fclose);
     if (!file) return invalid_argument(fmt::format("{}: cannot create: {}", path, std::strerror(errno)));
     uint64_t written = 0;
@@ -206,7 +219,7 @@ Status GgufWriter::write(const std::string& path) const {
         emit(buffer.data(), buffer.size());
         pad();
     }
-    if (failed || std::fflush(file.get()) != 0) {
+    if (failed || std::fclose(file.release()) != 0) {
         return internal_error(fmt::format("{}: write failed: {}", path, std::strerror(errno)));
     }
     return Status::ok();

@@ -33,11 +33,16 @@ public:
     void add_tensor(std::string name, DType type, std::vector<int64_t> dims, FillFn fill);
     void add_tensor_bytes(std::string name, DType type, std::vector<int64_t> dims, std::vector<uint8_t> bytes);
 
+    // Writes a file beside `path` and renames it over `path` once complete: a process that has the old file mapped
+    // (a server, a test running beside) keeps reading it, where truncating it in place would kill that process with
+    // SIGBUS, and a failed write leaves no half file.
     Status write(const std::string& path) const;
     // The whole file in memory (for tests and small files).
     std::vector<uint8_t> to_bytes() const;
 
 private:
+    Status write_file(const std::string& path) const;
+
     struct PendingTensor {
         std::string name;
         DType type;

@@ -79,6 +79,30 @@ TEST(GgufRoundTrip, WritesAndMapsAFile) {
     EXPECT_EQ(opened.value()->file_size(), std::filesystem::file_size(path));
 }
 
+// A server maps its model; rewriting that path (tern synth, tern quantize, or a test writing its model beside another
+// test process) must not pull the pages from under it: written in place, the old mapping's reads past the truncation
+// died with SIGBUS (seen as a "Bus error" in EngineEmbedding under ctest -j2). The new file replaces the old by rename.
+TEST(GgufRoundTrip, RewritingAMappedFileLeavesTheMappingIntact) {
+    std::filesystem::create_directories(TERN_TEST_TMP);
+    const std::string path = std::string(TERN_TEST_TMP) + "/rewritten.gguf";
+    ASSERT_TRUE(testing::make_sample_writer().write(path).is_ok());
+    auto mapped = GgufFile::open(path);
+    ASSERT_TRUE(mapped.is_ok()) << mapped.status().message();
+    const std::vector<uint8_t> before = testing::make_sample_writer().to_bytes();
+    GgufWriter smaller;
+    smaller.add_string("general.architecture", "llama");
+    ASSERT_TRUE(smaller.write(path).is_ok());
+    EXPECT_EQ(std::filesystem::file_size(path), smaller.to_bytes().size());
+    const GgufTensorInfo* tensor = mapped.value()->find_tensor("weights.q8");  // 34 bytes of 1, past the new end
+    ASSERT_NE(tensor, nullptr);
+    const uint8_t* expected = before.data() + mapped.value()->data_offset() + tensor->offset;
+    ASSERT_EQ(expected[0], 1);
+    EXPECT_EQ(std::memcmp(tensor->data, expected, 34), 0) << "the mapping no longer reads the old file";
+    for (const auto& entry : std::filesystem::directory_iterator(TERN_TEST_TMP)) {
+        EXPECT_EQ(entry.path().filename().string().find("rewritten.gguf.partial"), std::string::npos) << entry.path();
+    }
+}
+
 TEST(GgufRoundTrip, MissingFileIsNotFound) {
     auto opened = GgufFile::open("/nonexistent/model.gguf");
     ASSERT_FALSE(opened.is_ok());
