@@ -196,6 +196,9 @@ const std::vector<FieldRule>& field_rules() {
         {"chat_template_kwargs", On::kChat, check_chat_template_kwargs},  // vLLM
         // vLLM's: prefix-cache hits only among requests with the same salt (tenants that must not share them).
         {"cache_salt", On::kBoth, string_value()},
+        // vLLM's: the prompt tokens' log-probabilities, with this many alternatives each (vLLM's -1, the whole
+        // vocabulary, is refused: it answers megabytes per prompt token).
+        {"prompt_logprobs", On::kBoth, integer_in(0, kMaxTopLogprobs)},
         // Accepted and ignored (listed in the README too): bookkeeping for OpenAI's platform that does not change
         // the output, which clients and SDK wrappers send on every request.
         {"user", On::kBoth, string_value()},
@@ -224,17 +227,6 @@ const FieldRule* find_rule(Endpoint endpoint, std::string_view name) {
         if (rule.name == name && applies(rule.on, endpoint)) return &rule;
     }
     return nullptr;
-}
-
-// Combinations tern cannot serve yet; lifting one is deleting its lines here.
-std::optional<FieldError> check_not_yet_supported(Endpoint endpoint, const json& body) {
-    // TODO(#17): echo with logprobs needs the prompt's log-probabilities (prompt_logprobs, being added to the engine).
-    if (endpoint == Endpoint::kCompletions && field_value<bool>(body, "echo").value_or(false) &&
-        find_field(body, "logprobs") != nullptr) {
-        return error_at("echo", "'echo' together with 'logprobs' is not supported yet (it needs the prompt's "
-                                "log-probabilities): drop one of them");
-    }
-    return std::nullopt;
 }
 
 // Fields whose values bound each other.
@@ -266,7 +258,10 @@ std::optional<FieldError> check_cross_fields(Endpoint endpoint, const json& body
     const char* required = endpoint == Endpoint::kCompletions ? "prompt" : "messages";
     if (find_field(body, required) == nullptr) return error_at(required, fmt::format("'{}' is required", required));
     if (auto error = check_generation_counts(endpoint, body)) return error;
-    if (auto error = check_not_yet_supported(endpoint, body)) return error;
+    // As vLLM: a stream has no place for them (its chunks carry no prompt_logprobs field).
+    if (find_field(body, "prompt_logprobs") != nullptr && field_value<bool>(body, "stream").value_or(false)) {
+        return error_at("prompt_logprobs", "'prompt_logprobs' cannot be streamed: set 'stream' to false");
+    }
     if (endpoint == Endpoint::kChatCompletions) {
         const json* top = find_field(body, "top_logprobs");
         const json* logprobs = find_field(body, "logprobs");

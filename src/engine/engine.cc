@@ -10,12 +10,20 @@
 namespace tern::engine {
 namespace {
 
-// log_softmax(logits)[token], in double so a long vocabulary's sum loses nothing.
-float token_logprob(const float* logits, int64_t vocab_size, int32_t token) {
+// `token`'s log_softmax(logits) value and rank, with the `num_top` most likely tokens; the sum in double so that a
+// long vocabulary's loses nothing.
+TokenLogprobs token_logprobs(const float* logits, int64_t vocab_size, int32_t token, int num_top, Sampler& sampler) {
     const float max_logit = *std::max_element(logits, logits + vocab_size);
     double total = 0.0;
-    for (int64_t idx = 0; idx < vocab_size; ++idx) total += std::exp(static_cast<double>(logits[idx] - max_logit));
-    return static_cast<float>(static_cast<double>(logits[token] - max_logit) - std::log(total));
+    int64_t num_above = 0;
+    for (int64_t idx = 0; idx < vocab_size; ++idx) {
+        total += std::exp(static_cast<double>(logits[idx] - max_logit));
+        num_above += logits[idx] > logits[token] ? 1 : 0;
+    }
+    const double logprob = static_cast<double>(logits[token] - max_logit) - std::log(total);
+    return TokenLogprobs{.logprob = static_cast<float>(logprob),
+                         .rank = num_above + 1,
+                         .top = sampler.top_logprobs(logits, num_top)};
 }
 
 }  // namespace
@@ -66,13 +74,16 @@ Status Engine::add_request(EngineRequest request) {
     const int num_prompt_tokens = static_cast<int>(request.prompt.size());
     scheduler::RequestParams params{.id = request.id, .prompt = request.prompt, .max_tokens = request.max_tokens,
                                     .priority = request.priority, .stop_tokens = request.stop_tokens,
-                                    .prompt_only = request.embedding.has_value(), .cache_salt = request.cache_salt};
+                                    .prompt_only = request.embedding.has_value(),
+                                    .use_cached_prefix = !request.embedding && request.num_prompt_logprobs < 0,
+                                    .cache_salt = request.cache_salt};
     TERN_RETURN_IF_ERROR(scheduler_->add_request(std::move(params)));
     // The sampler bans the stop tokens until sampling.min_tokens tokens are out (vLLM's min_tokens).
     RequestState state{Sampler(request.sampling, static_cast<int32_t>(vocab_size), request.stop_tokens),
                        RequestTimings{}, request.num_top_logprobs};
     state.sampler.accept_prompt(request.prompt);
     state.pooling = request.embedding;
+    state.num_prompt_logprobs = request.num_prompt_logprobs;
     state.timings.arrival = request.arrival == Clock::time_point{} ? Clock::now() : request.arrival;
     state.timings.num_prompt_tokens = num_prompt_tokens;
     requests_.insert_or_assign(request.id, std::move(state));
@@ -101,12 +112,14 @@ Result<std::vector<RequestOutput>> Engine::step() {
         ++state.timings.num_preemptions;
         state.embedding_sum.clear();  // recomputed from the first token
         state.num_embedded_tokens = 0;
+        if (gathers_prompt_logprobs(state)) state.prompt_logprobs.clear();
     }
     if (plan.requests.empty()) return outputs;
     note_scheduled(plan, Clock::now());
     build_batch(plan);
     TERN_RETURN_IF_ERROR(model_.forward(batch_, cache_.get(), &pool_, &logits_, &hidden_));
     take_hidden_states(plan);
+    take_prompt_logprobs(plan);
     std::unordered_map<RequestId, TokenLogprobs> logprobs;
     const auto sampled = sample(plan, logprobs);
     const auto updates = scheduler_->update_from_step(plan, sampled);
@@ -132,21 +145,32 @@ void Engine::note_scheduled(const scheduler::StepPlan& plan, Clock::time_point n
     }
 }
 
-// One sequence per scheduled request, its tokens [start, start + num_tokens) in order; logits only for the token
-// that completes the request's known tokens (a prompt chunk that does not finish the prompt samples nothing).
+// One sequence per scheduled request, its tokens [start, start + num_tokens) in order; logits for the token that
+// completes the request's known tokens (a prompt chunk that does not finish the prompt samples nothing) and, while a
+// request gathers prompt log-probabilities, for each prompt position followed by another prompt token.
 void Engine::build_batch(const scheduler::StepPlan& plan) {
     batch_.clear();
+    logit_rows_.clear();
+    int64_t num_rows = 0;
     for (const auto& scheduled : plan.requests) {
         const scheduler::Request* request = scheduler_->find(scheduled.id);
         TERN_CHECK(request != nullptr) << "scheduled request " << scheduled.id << " is unknown";
         const int32_t sequence = batch_.add_sequence(kv_->block_ids(scheduled.id));
         const int end = scheduled.start + scheduled.num_tokens;
-        const std::optional<Pooling> pooling = requests_.at(scheduled.id).pooling;
+        const RequestState& state = requests_.at(scheduled.id);
+        const std::optional<Pooling> pooling = state.pooling;
+        const int prompt_rows_end = gathers_prompt_logprobs(state) ? request->num_prompt_tokens() - 1 : 0;
+        LogitRows rows{.first = num_rows};
         for (int position = scheduled.start; position < end; ++position) {
             const bool last = position == end - 1 && end == request->num_tokens();
             const bool hidden = pooling && (*pooling == Pooling::kMean || last);
-            batch_.add(request->tokens[static_cast<size_t>(position)], position, sequence, last && !pooling, hidden);
+            const bool prompt_row = position < prompt_rows_end;
+            rows.num_prompt += prompt_row ? 1 : 0;
+            const bool logits = (last && !pooling) || prompt_row;
+            num_rows += logits ? 1 : 0;
+            batch_.add(request->tokens[static_cast<size_t>(position)], position, sequence, logits, hidden);
         }
+        logit_rows_.push_back(rows);
     }
 }
 
@@ -169,6 +193,28 @@ void Engine::take_hidden_states(const scheduler::StepPlan& plan) {
     TERN_CHECK(row == hidden_.data() + hidden_.size()) << "hidden rows left unassigned";
 }
 
+// A request's prompt rows are its first positions of the step, from `start` on: row k holds the logits after
+// prompt token start + k, which give the log-probability of prompt token start + k + 1.
+void Engine::take_prompt_logprobs(const scheduler::StepPlan& plan) {
+    const int64_t vocab_size = model_.hparams().vocab_size;
+    for (size_t idx = 0; idx < plan.requests.size(); ++idx) {
+        const LogitRows& rows = logit_rows_[idx];
+        if (rows.num_prompt == 0) continue;
+        const auto& scheduled = plan.requests[idx];
+        RequestState& state = requests_.at(scheduled.id);
+        TERN_CHECK(state.prompt_logprobs.size() == static_cast<size_t>(scheduled.start))
+            << "request " << scheduled.id << " has prompt log-probabilities for " << state.prompt_logprobs.size()
+            << " positions before a chunk that starts at " << scheduled.start;
+        const std::vector<int32_t>& tokens = scheduler_->find(scheduled.id)->tokens;
+        for (int row = 0; row < rows.num_prompt; ++row) {
+            const float* logits = logits_.data() + (rows.first + row) * vocab_size;
+            const int32_t next = tokens[static_cast<size_t>(scheduled.start + row + 1)];
+            state.prompt_logprobs.push_back(
+                token_logprobs(logits, vocab_size, next, state.num_prompt_logprobs, state.sampler));
+        }
+    }
+}
+
 std::vector<float> Engine::pooled_embedding(const RequestState& state) const {
     const int64_t expected_rows = *state.pooling == Pooling::kMean ? state.timings.num_prompt_tokens : 1;
     TERN_CHECK(state.num_embedded_tokens == expected_rows)
@@ -187,19 +233,17 @@ std::unordered_map<RequestId, int32_t> Engine::sample(const scheduler::StepPlan&
                                                       std::unordered_map<RequestId, TokenLogprobs>& logprobs) {
     const int64_t vocab_size = model_.hparams().vocab_size;
     std::unordered_map<RequestId, int32_t> sampled;
-    int64_t row = 0;
-    for (const auto& scheduled : plan.requests) {
+    for (size_t idx = 0; idx < plan.requests.size(); ++idx) {
+        const auto& scheduled = plan.requests[idx];
         if (scheduled.start + scheduled.num_tokens != scheduler_->find(scheduled.id)->num_tokens()) continue;
-        if (requests_.at(scheduled.id).pooling) continue;  // an embedding: no logits, nothing to sample
-        const float* logits = logits_.data() + row * vocab_size;
-        ++row;
         RequestState& state = requests_.at(scheduled.id);
+        if (state.pooling) continue;  // an embedding: no logits, nothing to sample
+        const float* logits = logits_.data() + (logit_rows_[idx].first + logit_rows_[idx].num_prompt) * vocab_size;
         const int32_t token = state.sampler.sample(logits);
         state.sampler.accept(token);
         sampled.emplace(scheduled.id, token);
         if (state.num_top_logprobs >= 0) {
-            logprobs[scheduled.id] = TokenLogprobs{token_logprob(logits, vocab_size, token),
-                                                   state.sampler.top_logprobs(logits, state.num_top_logprobs)};
+            logprobs[scheduled.id] = token_logprobs(logits, vocab_size, token, state.num_top_logprobs, state.sampler);
         }
     }
     return sampled;
@@ -218,6 +262,7 @@ void Engine::collect(const std::vector<scheduler::RequestUpdate>& updates,
             if (auto found = logprobs.find(update.id); found != logprobs.end()) {
                 output.logprobs = std::move(found->second);
             }
+            if (gathers_prompt_logprobs(state->second)) report_prompt_logprobs(state->second, output);
         }
         if (update.finish_reason) {
             if (state->second.pooling) output.embedding = pooled_embedding(state->second);
@@ -227,6 +272,16 @@ void Engine::collect(const std::vector<scheduler::RequestUpdate>& updates,
         }
         if (output.token || output.finish_reason) outputs.push_back(std::move(output));
     }
+}
+
+// Once, with the first token: the prompt is computed by then (the step that samples it finished the prompt).
+void Engine::report_prompt_logprobs(RequestState& state, RequestOutput& output) {
+    TERN_CHECK(state.prompt_logprobs.size() == static_cast<size_t>(std::max(state.timings.num_prompt_tokens - 1, 0)))
+        << "request " << output.id << " has " << state.prompt_logprobs.size() << " prompt log-probabilities for "
+        << state.timings.num_prompt_tokens << " prompt tokens";
+    output.prompt_logprobs = std::move(state.prompt_logprobs);
+    state.prompt_logprobs = {};
+    state.prompt_logprobs_reported = true;
 }
 
 EngineStats Engine::stats() const {

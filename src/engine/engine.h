@@ -38,6 +38,10 @@ struct EngineRequest {
     SamplingParams sampling;
     std::vector<int32_t> stop_tokens;  // e.g. EOS; sampling one ends the request (it is reported as its last token)
     int num_top_logprobs = -1;         // -1: no log-probabilities; n >= 0: the token's and the n most likely
+    // -1: none; n >= 0: each prompt token's log-probability given the tokens before it, with the n most likely
+    // tokens there (vLLM's prompt_logprobs). Such a request takes no prefix-cache hits, since every prompt position's
+    // logits are needed; its chunks cost a logits row per token (at most max_batched_tokens x vocabulary floats).
+    int num_prompt_logprobs = -1;
     // Set: compute the prompt and report its pooled final hidden state instead of generating (/v1/embeddings).
     std::optional<Pooling> embedding;
     std::string cache_salt;  // shares cached prefixes only with requests of the same salt (vLLM's cache_salt)
@@ -47,7 +51,8 @@ struct EngineRequest {
 };
 
 struct TokenLogprobs {
-    float logprob = 0.0f;                            // of the sampled token, from the raw logits
+    float logprob = 0.0f;                            // of the token, from the raw logits
+    int64_t rank = 1;                                // 1 + the number of tokens more likely than it (vLLM's rank)
     std::vector<std::pair<int32_t, float>> top;      // most likely first
 };
 
@@ -59,6 +64,9 @@ struct RequestOutput {
     std::optional<FinishReason> finish_reason;
     std::optional<RequestTimings> timings;  // with the finish
     std::optional<std::vector<float>> embedding;  // with the finish of an embedding request: unit length
+    // With the first token of a request that asked for them: one entry per prompt token from the second on (the first
+    // token follows nothing).
+    std::optional<std::vector<TokenLogprobs>> prompt_logprobs;
 };
 
 struct EngineStats {
@@ -107,6 +115,9 @@ private:
         Sampler sampler;
         RequestTimings timings;
         int num_top_logprobs;
+        int num_prompt_logprobs = -1;
+        std::vector<TokenLogprobs> prompt_logprobs;  // gathered chunk by chunk until they are reported
+        bool prompt_logprobs_reported = false;
         std::optional<Pooling> pooling;      // an embedding request
         std::vector<double> embedding_sum;   // of the hidden states it got (mean) or the last one (last)
         int64_t num_embedded_tokens = 0;
@@ -115,10 +126,15 @@ private:
     Engine(Model& model, ThreadPool& pool, const EngineConfig& config, const EngineCapacity& capacity);
     void build_batch(const scheduler::StepPlan& plan);
     void note_scheduled(const scheduler::StepPlan& plan, Clock::time_point now);
+    bool gathers_prompt_logprobs(const RequestState& state) const {
+        return state.num_prompt_logprobs >= 0 && !state.prompt_logprobs_reported;
+    }
     void take_hidden_states(const scheduler::StepPlan& plan);
+    void take_prompt_logprobs(const scheduler::StepPlan& plan);
     std::vector<float> pooled_embedding(const RequestState& state) const;
     std::unordered_map<RequestId, int32_t> sample(const scheduler::StepPlan& plan,
                                                   std::unordered_map<RequestId, TokenLogprobs>& logprobs);
+    void report_prompt_logprobs(RequestState& state, RequestOutput& output);
     void collect(const std::vector<scheduler::RequestUpdate>& updates,
                  std::unordered_map<RequestId, TokenLogprobs>& logprobs, std::vector<RequestOutput>& outputs);
 
@@ -133,6 +149,13 @@ private:
     std::vector<RequestOutput> pending_outputs_;  // aborts, reported by the next step()
     TokenBatch batch_;
     std::vector<float> logits_;
+    // Per scheduled request of the step, in plan order: its first row in logits_ and how many of its rows are prompt
+    // positions (for prompt log-probabilities); the sampling row, if any, follows them.
+    struct LogitRows {
+        int64_t first = 0;
+        int num_prompt = 0;
+    };
+    std::vector<LogitRows> logit_rows_;
     std::vector<float> hidden_;  // the step's hidden-state rows of embedding requests, in batch order
     EngineStats counters_;
 };

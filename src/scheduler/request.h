@@ -26,9 +26,11 @@ struct RequestParams {
     int max_tokens = 16;               // tokens to generate, >= 1
     int priority = 0;                  // lower is served first
     std::vector<TokenId> stop_tokens;  // sampling one of them finishes the request (it is kept as its last token)
-    // The request ends once its prompt is computed, with no sampled token (embeddings). It takes no prefix-cache
-    // hits: the caller needs every prompt token's state from the forward pass.
+    // The request ends once its prompt is computed, with no sampled token (embeddings).
     bool prompt_only = false;
+    // False: no prefix-cache hits, because the caller needs every prompt token's state from the forward pass
+    // (embeddings, prompt log-probabilities). Its computed blocks are still cached for others.
+    bool use_cached_prefix = true;
     std::string cache_salt;  // prefix-cache hits only among requests with the same salt (vLLM's cache_salt)
 };
 

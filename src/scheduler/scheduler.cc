@@ -117,7 +117,8 @@ bool Scheduler::schedule_waiting(Request& request, StepPlan& plan, int& budget) 
     // A request preempted in this step waits for the next one rather than thrashing.
     if (std::ranges::find(plan.preempted, request.params.id) != plan.preempted.end()) return false;
     const std::string& salt = request.params.cache_salt;
-    kv::ComputedBlocks hit = request.params.prompt_only ? kv::ComputedBlocks{} : kv_.get_computed_blocks(request.tokens, salt);
+    kv::ComputedBlocks hit =
+        request.params.use_cached_prefix ? kv_.get_computed_blocks(request.tokens, salt) : kv::ComputedBlocks{};
     int num_new = std::min(request.num_tokens() - hit.num_tokens, budget);
     while (!kv_.allocate_slots(request.params.id, request.tokens, 0, num_new, hit, salt)) {
         // A more important arrival takes memory from less important running requests. Freeing them neither

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "base/check.h"
+
 namespace tern::server {
 
 struct ChoiceRunner::Choice {
@@ -67,6 +69,7 @@ std::optional<Outcome> ChoiceRunner::submit(std::chrono::steady_clock::time_poin
                                                  .sampling = request.sampling,
                                                  .stop_tokens = stop_tokens,
                                                  .num_top_logprobs = num_top_logprobs,
+                                                 .num_prompt_logprobs = num_prompt_logprobs(),
                                                  .arrival = arrival};
             engine_request.sampling.seed += static_cast<uint64_t>(sample_idx);  // n samples differ, reproducibly
             engine_request.cache_salt = request.cache_salt;
@@ -87,6 +90,15 @@ std::optional<Outcome> ChoiceRunner::submit(std::chrono::steady_clock::time_poin
 }
 
 int ChoiceRunner::num_samples() const { return std::max(prepared_.request.n, prepared_.request.best_of); }
+
+// The alternatives per prompt position the engine reports: for prompt_logprobs, and for echo with logprobs (OpenAI's
+// echoed prompt tokens come with their logprobs); each view keeps its own count of them. Every choice asks, not just
+// the first of its prompt: such a request takes no prefix-cache hits, so each computes its prompt anyway.
+int ChoiceRunner::num_prompt_logprobs() const {
+    const CompletionRequest& request = prepared_.request;
+    const int for_echo = request.echo && request.logprobs ? request.top_logprobs : -1;
+    return std::max(request.prompt_logprobs.value_or(-1), for_echo);
+}
 
 bool ChoiceRunner::done() const {
     return std::all_of(choices_.begin(), choices_.end(), [](const auto& choice) { return choice->done; });
@@ -128,8 +140,44 @@ std::optional<ChoiceDelta> ChoiceRunner::next_ready() {
 // tokens of a choice spell its text.
 TokenLogprob ChoiceRunner::to_logprob(int32_t token, const engine::TokenLogprobs& logprobs) const {
     TokenLogprob item{context_.tokenizer.token_to_piece(token), logprobs.logprob, {}};
-    for (const auto& [id, logprob] : logprobs.top) item.top.emplace_back(context_.tokenizer.token_to_piece(id), logprob);
+    const size_t num_top = std::min(logprobs.top.size(), static_cast<size_t>(prepared_.request.top_logprobs));
+    for (size_t idx = 0; idx < num_top; ++idx) {
+        item.top.emplace_back(context_.tokenizer.token_to_piece(logprobs.top[idx].first), logprobs.top[idx].second);
+    }
     return item;
+}
+
+// `positions[i]` is prompt token i + 1's. prompt_logprobs keeps vLLM's form (the token, then the alternatives it
+// does not already list); echo with logprobs puts the prompt's tokens ahead of the choice's own.
+void ChoiceRunner::take_prompt_logprobs(const Choice& choice, const std::vector<engine::TokenLogprobs>& positions,
+                                        ChoiceDelta& delta) {
+    const CompletionRequest& request = prepared_.request;
+    const std::vector<int32_t>& prompt = prepared_.prompt_tokens[choice.prompt_idx];
+    TERN_CHECK(positions.size() + 1 == prompt.size()) << "prompt log-probabilities do not match the prompt";
+    if (request.prompt_logprobs) {
+        const Tokenizer& tokenizer = context_.tokenizer;
+        std::vector<PositionLogprobs> ranked;
+        for (size_t idx = 0; idx < positions.size(); ++idx) {
+            const int32_t token = prompt[idx + 1];
+            const engine::TokenLogprobs& at = positions[idx];
+            PositionLogprobs position{{token, tokenizer.token_to_piece(token), at.logprob, at.rank}};
+            const size_t num_top = std::min(at.top.size(), static_cast<size_t>(*request.prompt_logprobs));
+            for (size_t rank = 0; rank < num_top; ++rank) {
+                const auto& [id, logprob] = at.top[rank];
+                if (id == token) continue;
+                position.push_back({id, tokenizer.token_to_piece(id), logprob, static_cast<int64_t>(rank) + 1});
+            }
+            ranked.push_back(std::move(position));
+        }
+        results_[static_cast<size_t>(choice.index)].prompt_logprobs = std::move(ranked);
+    }
+    if (request.echo && request.logprobs) {
+        std::vector<TokenLogprob> echoed{{context_.tokenizer.token_to_piece(prompt.front()), std::nullopt, {}}};
+        for (size_t idx = 0; idx < positions.size(); ++idx) {
+            echoed.push_back(to_logprob(prompt[idx + 1], positions[idx]));
+        }
+        delta.logprobs.insert(delta.logprobs.begin(), echoed.begin(), echoed.end());
+    }
 }
 
 // A token that ended the choice as a stop token (EOS, stop_token_ids: the engine's only "stop") counts and has its
@@ -150,6 +198,7 @@ std::optional<ChoiceDelta> ChoiceRunner::take(Choice& choice, engine::RequestOut
     choice.first = false;
     ChoiceResult& result = results_[static_cast<size_t>(choice.index)];
     if (output.token) take_token(choice, output, delta);
+    if (output.prompt_logprobs) take_prompt_logprobs(choice, *output.prompt_logprobs, delta);
     if (output.timings) choice.num_cached_prompt_tokens = output.timings->num_cached_prompt_tokens;
     if (choice.text.stopped() && !output.finish_reason) {
         context_.engine.abort(choice.engine_id);  // a stop string matched: the engine's work is no longer wanted

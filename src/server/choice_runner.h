@@ -54,7 +54,10 @@ private:
     struct Choice;
     std::optional<ChoiceDelta> take(Choice& choice, engine::RequestOutput output);
     void take_token(Choice& choice, const engine::RequestOutput& output, ChoiceDelta& delta);
+    void take_prompt_logprobs(const Choice& choice, const std::vector<engine::TokenLogprobs>& positions,
+                              ChoiceDelta& delta);
     int num_samples() const;
+    int num_prompt_logprobs() const;
     TokenLogprob to_logprob(int32_t token, const engine::TokenLogprobs& logprobs) const;
 
     ServingContext& context_;

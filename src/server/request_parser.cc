@@ -61,6 +61,7 @@ void read_flags(const json& body, CompletionRequest& request) {
     request.suffix = api::field_value<std::string>(body, "suffix");
     if (const json* kwargs = api::find_field(body, "chat_template_kwargs")) request.chat_template_kwargs = *kwargs;
     request.cache_salt = api::field_value<std::string>(body, "cache_salt").value_or("");
+    request.prompt_logprobs = api::field_value<int>(body, "prompt_logprobs");
 }
 
 // The fields that reach the engine as token ids, checked by api::check_request_body(); the vocabulary is checked

@@ -49,6 +49,9 @@ struct CompletionRequest {
     std::optional<std::string> suffix;    // completions: fill-in-the-middle, the text after the completion
     nlohmann::json chat_template_kwargs = nlohmann::json::object();  // chat: extra template variables (vLLM)
     std::string cache_salt;  // vLLM's: shares cached prefixes only with requests of the same salt
+    // vLLM's: each prompt token's log-probability (after the first) with this many alternatives, in
+    // choices[i].prompt_logprobs (completions) or the response's prompt_logprobs (chat). Not streamed.
+    std::optional<int> prompt_logprobs;
 };
 
 using api::kMaxChoices;

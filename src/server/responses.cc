@@ -13,14 +13,15 @@ json bytes_of(const std::string& text) {
     return bytes;
 }
 
-// Completions: parallel arrays; `text_offset` counts from the start of this choice's text.
+// Completions: parallel arrays; `text_offset` counts from the start of this choice's text. An echoed prompt's first
+// token has null for its logprob and alternatives, as OpenAI answers.
 json completion_logprobs(const std::vector<TokenLogprob>& logprobs, size_t first_offset) {
     json tokens = json::array(), token_logprobs = json::array(), top = json::array(), offsets = json::array();
     size_t offset = first_offset;
     for (const TokenLogprob& item : logprobs) {
         tokens.push_back(item.token);
-        token_logprobs.push_back(item.logprob);
-        json alternatives = json::object();
+        token_logprobs.push_back(item.logprob ? json(*item.logprob) : json(nullptr));
+        json alternatives = item.logprob ? json::object() : json(nullptr);
         for (const auto& [token, logprob] : item.top) alternatives[token] = logprob;
         top.push_back(alternatives);
         offsets.push_back(offset);
@@ -36,8 +37,8 @@ json chat_logprobs(const std::vector<TokenLogprob>& logprobs) {
         for (const auto& [token, logprob] : item.top) {
             top.push_back({{"token", token}, {"logprob", logprob}, {"bytes", bytes_of(token)}});
         }
-        content.push_back({{"token", item.token}, {"logprob", item.logprob}, {"bytes", bytes_of(item.token)},
-                           {"top_logprobs", top}});
+        content.push_back({{"token", item.token}, {"logprob", item.logprob.value_or(0.0f)},
+                           {"bytes", bytes_of(item.token)}, {"top_logprobs", top}});
     }
     return {{"content", content}};
 }
@@ -45,6 +46,20 @@ json chat_logprobs(const std::vector<TokenLogprob>& logprobs) {
 json logprobs_json(const ResponseMeta& meta, const std::vector<TokenLogprob>& logprobs) {
     if (!meta.with_logprobs) return nullptr;
     return is_chat(meta) ? chat_logprobs(logprobs) : completion_logprobs(logprobs, 0);
+}
+
+// [null, {"<id>": {"logprob", "rank", "decoded_token"}, ...}, ...]: the first prompt token follows nothing.
+json prompt_logprobs_json(const std::vector<PositionLogprobs>& positions) {
+    json list = json::array({nullptr});
+    for (const PositionLogprobs& position : positions) {
+        json tokens = json::object();
+        for (const RankedToken& token : position) {
+            tokens[std::to_string(token.id)] = {{"logprob", token.logprob}, {"rank", token.rank},
+                                                {"decoded_token", token.piece}};
+        }
+        list.push_back(std::move(tokens));
+    }
+    return list;
 }
 
 json envelope(const ResponseMeta& meta, const char* object) {
@@ -63,10 +78,14 @@ json completion_response(const ResponseMeta& meta, const std::vector<ChoiceResul
             item["message"] = {{"role", "assistant"}, {"content", choice.text}};
         } else {
             item["text"] = choice.text;
+            if (choice.prompt_logprobs) item["prompt_logprobs"] = prompt_logprobs_json(*choice.prompt_logprobs);
         }
         list.push_back(std::move(item));
     }
     body["choices"] = std::move(list);
+    if (is_chat(meta) && !choices.empty() && choices.front().prompt_logprobs) {
+        body["prompt_logprobs"] = prompt_logprobs_json(*choices.front().prompt_logprobs);
+    }
     body["usage"] = api::to_json(usage);
     return body;
 }

@@ -14,10 +14,19 @@
 namespace tern::server {
 
 struct TokenLogprob {
-    std::string token;  // the token's text piece
-    float logprob = 0;
+    std::string token;              // the token's text piece
+    std::optional<float> logprob;   // none for an echoed prompt's first token, which follows nothing
     std::vector<std::pair<std::string, float>> top;  // most likely first
 };
+
+// One token at a prompt position as vLLM's prompt_logprobs gives it: {"<id>": {logprob, rank, decoded_token}}.
+struct RankedToken {
+    int32_t id = 0;
+    std::string piece;
+    float logprob = 0;
+    int64_t rank = 1;  // 1: the most likely
+};
+using PositionLogprobs = std::vector<RankedToken>;  // the prompt's token first, then the most likely others
 
 struct ChoiceResult {
     int index = 0;
@@ -25,6 +34,8 @@ struct ChoiceResult {
     std::string finish_reason;  // "stop" or "length" ("abort" never reaches a client)
     std::vector<TokenLogprob> logprobs;
     int64_t completion_tokens = 0;
+    // With prompt_logprobs: one per prompt token from the second on.
+    std::optional<std::vector<PositionLogprobs>> prompt_logprobs;
 };
 
 struct ResponseMeta {
@@ -35,6 +46,7 @@ struct ResponseMeta {
     bool with_logprobs = false;
 };
 
+// Completions: each choice carries its prompt's prompt_logprobs; chat: the response does, once (vLLM's layout).
 nlohmann::json completion_response(const ResponseMeta& meta, const std::vector<ChoiceResult>& choices,
                                    const api::Usage& usage);
 

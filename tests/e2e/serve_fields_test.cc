@@ -1,7 +1,8 @@
 // tern serve with the generation fields of issue #17's finding 12, on stories260K at temperature 0: logit_bias
 // bans and forces tokens, min_tokens holds off a stop token, stop_token_ids end a request, echo leads with the
 // prompt, best_of keeps the likeliest choices, usage reports prefix-cache hits, chat_template_kwargs reach the
-// template, and suffix is refused for a model without fill-in-the-middle tokens.
+// template, suffix is refused for a model without fill-in-the-middle tokens, and prompt_logprobs (and echo with
+// logprobs) score the prompt as generation scores its own tokens.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -143,10 +144,6 @@ TEST_F(ServeFields, EchoLeadsWithThePrompt) {
         text += chunk["choices"][0]["text"].get<std::string>();
     }
     EXPECT_EQ(text, kPrompt + continuation);
-
-    request.erase("stream");
-    request["logprobs"] = 1;
-    expect_refused(request, "echo");
 }
 
 // best_of draws the same choices as n with the same seed (sample i gets seed + i), and returns the n whose tokens
@@ -220,6 +217,71 @@ TEST_F(ServeFields, CacheSaltKeepsCachedPrefixesApart) {
     EXPECT_EQ(cached_tokens(post(request)), 0) << "nor does no salt";
     request["cache_salt"] = 5;
     expect_refused(request, "cache_salt");
+}
+
+// The prompt is kPrompt followed by its greedy continuation, as token ids: at the continuation's positions each
+// prompt token must be the most likely one (rank 1) with the log-probability generation reported for it, although
+// these come from prompt rows of one prefill and those from decode steps. echo with logprobs gives the same values in
+// OpenAI's layout, streamed or not, and chat reports the templated prompt's once, at the top of the response.
+TEST_F(ServeFields, PromptLogprobsScoreThePromptAsGenerationScoresItsTokens) {
+    const json tokenized = json::parse(testing::http_post(server_->port(), "/tokenize",
+                                                          json{{"prompt", kPrompt}}.dump()).body);
+    const std::vector<int32_t> prompt_ids = tokenized["tokens"].get<std::vector<int32_t>>();
+    json generation = greedy_request();
+    generation["logprobs"] = 0;
+    const auto generated_logprobs =
+        post(generation)["choices"][0]["logprobs"]["token_logprobs"].get<std::vector<double>>();
+    ASSERT_EQ(generated_logprobs.size(), greedy_.size());
+
+    std::vector<int32_t> ids = prompt_ids;
+    ids.insert(ids.end(), greedy_.begin(), greedy_.end());
+    const json scored = post({{"prompt", ids}, {"max_tokens", 1}, {"temperature", 0}, {"prompt_logprobs", 2}});
+    const json& positions = scored["choices"][0]["prompt_logprobs"];
+    ASSERT_EQ(positions.size(), ids.size()) << scored.dump();
+    EXPECT_TRUE(positions[0].is_null()) << "the first token follows nothing";
+    for (size_t idx = 1; idx < ids.size(); ++idx) {
+        const json& at = positions[idx];
+        const std::string key = std::to_string(ids[idx]);
+        ASSERT_TRUE(at.contains(key)) << idx << ": " << at.dump();
+        EXPECT_GE(at.size(), 2u) << at.dump();
+        EXPECT_LE(at.size(), 3u) << "the token and two alternatives: " << at.dump();
+        for (const auto& [id, entry] : at.items()) {
+            EXPECT_LE(entry["logprob"].get<double>(), 0.0);
+            EXPECT_GE(entry["rank"].get<int>(), 1);
+            EXPECT_TRUE(entry["decoded_token"].is_string());
+        }
+        if (idx < prompt_ids.size()) continue;
+        const size_t generated = idx - prompt_ids.size();
+        EXPECT_EQ(at[key]["rank"], 1) << "greedy token " << generated;
+        EXPECT_NEAR(at[key]["logprob"].get<double>(), generated_logprobs[generated], 1e-4) << "token " << generated;
+    }
+    EXPECT_EQ(scored["usage"]["prompt_tokens_details"]["cached_tokens"], 0) << "every position must be computed";
+
+    // echo + logprobs: OpenAI's layout, the prompt's tokens first (the first with null), then the generated one.
+    json echoed_request = {{"prompt", ids}, {"max_tokens", 1}, {"temperature", 0}, {"echo", true}, {"logprobs", 1}};
+    const json echoed = post(echoed_request)["choices"][0]["logprobs"];
+    ASSERT_EQ(echoed["tokens"].size(), ids.size() + 1) << echoed.dump();
+    EXPECT_TRUE(echoed["token_logprobs"][0].is_null());
+    EXPECT_TRUE(echoed["top_logprobs"][0].is_null());
+    for (size_t idx = 1; idx < ids.size(); ++idx) {
+        EXPECT_EQ(echoed["token_logprobs"][idx], positions[idx][std::to_string(ids[idx])]["logprob"]) << idx;
+        EXPECT_EQ(echoed["top_logprobs"][idx].size(), 1u) << idx;
+    }
+    echoed_request["stream"] = true;
+    const testing::StreamReply streamed = testing::post_stream(server_->port(), "/v1/completions",
+                                                               echoed_request.dump());
+    ASSERT_TRUE(streamed.done) << streamed.body;
+    const json first_chunk = json::parse(streamed.events[0])["choices"][0]["logprobs"];
+    EXPECT_EQ(first_chunk["token_logprobs"], echoed["token_logprobs"]) << "streamed with the first chunk";
+
+    json chat = {{"messages", {{{"role", "user"}, {"content", kPrompt}}}}, {"max_tokens", 1}, {"prompt_logprobs", 0}};
+    const json chat_reply = post(chat, 200, "/v1/chat/completions");
+    ASSERT_EQ(chat_reply["prompt_logprobs"].size(), chat_reply["usage"]["prompt_tokens"].get<size_t>()) << chat_reply;
+    EXPECT_FALSE(chat_reply["choices"][0].contains("prompt_logprobs"));
+    chat["stream"] = true;
+    const testing::HttpReply refused = testing::http_post(server_->port(), "/v1/chat/completions", chat.dump());
+    EXPECT_EQ(refused.status, 400) << refused.body;
+    EXPECT_EQ(json::parse(refused.body)["error"]["param"], "prompt_logprobs");
 }
 
 TEST_F(ServeFields, SuffixNeedsFillInTheMiddleTokens) {

@@ -1,8 +1,9 @@
 // Randomized add / abort / step runs of the engine with priorities, shared prefixes and a KV pool too small for the
 // load, so that running requests are preempted (also by more important arrivals, after they were planned in the same
 // step) and resumed from the prefix cache. At temperature 0 every token a request gets must equal the token of its
-// alone-run: a block served from the prefix cache whose KV was never written shows up as a different token. The KV
-// manager's invariants are checked after every step, and the run ends with every block free.
+// alone-run: a block served from the prefix cache whose KV was never written shows up as a different token. A quarter
+// of the requests ask for prompt log-probabilities, which must equal the alone-run's whatever chunks and preemptions
+// came between. The KV manager's invariants are checked after every step, and the run ends with every block free.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -21,6 +22,12 @@ namespace {
 
 constexpr int kBlockSize = 4;
 constexpr int kMaxTokens = 10;
+constexpr int kMaxPromptLogprobs = 2;
+
+struct AloneRun {
+    std::vector<int32_t> tokens;
+    std::vector<TokenLogprobs> prompt_logprobs;  // with kMaxPromptLogprobs alternatives
+};
 
 // Greedy continuations of prompts, each run alone through an engine of its own configuration with prefix caching off.
 class AloneRuns {
@@ -35,28 +42,30 @@ public:
         engine_ = std::move(engine.value());
     }
 
-    // The first kMaxTokens tokens `prompt` gets alone.
-    const std::vector<int32_t>& tokens(const std::vector<int32_t>& prompt) {
+    // The first kMaxTokens tokens `prompt` gets alone, and its prompt log-probabilities.
+    const AloneRun& run(const std::vector<int32_t>& prompt) {
         auto found = cache_.find(prompt);
         if (found != cache_.end()) return found->second;
-        EngineRequest request{.id = 0, .prompt = prompt, .max_tokens = kMaxTokens};
+        EngineRequest request{.id = 0, .prompt = prompt, .max_tokens = kMaxTokens,
+                              .num_prompt_logprobs = kMaxPromptLogprobs};
         request.sampling.temperature = 0.0f;
         const Status added = engine_->add_request(request);
         TERN_CHECK(added.is_ok()) << added.message();
-        std::vector<int32_t> tokens;
+        AloneRun run;
         while (engine_->has_unfinished_requests()) {
             auto outputs = engine_->step();
             TERN_CHECK(outputs.is_ok()) << outputs.status().message();
-            for (const RequestOutput& output : outputs.value()) {
-                if (output.token) tokens.push_back(*output.token);
+            for (RequestOutput& output : outputs.value()) {
+                if (output.token) run.tokens.push_back(*output.token);
+                if (output.prompt_logprobs) run.prompt_logprobs = std::move(*output.prompt_logprobs);
             }
         }
-        return cache_.emplace(prompt, std::move(tokens)).first->second;
+        return cache_.emplace(prompt, std::move(run)).first->second;
     }
 
 private:
     std::unique_ptr<Engine> engine_;
-    std::map<std::vector<int32_t>, std::vector<int32_t>> cache_;
+    std::map<std::vector<int32_t>, AloneRun> cache_;
 };
 
 class EngineSimulation {
@@ -83,7 +92,7 @@ public:
         const int choice = uniform(0, 9);
         if (choice < 4) {
             add();
-        } else if (choice == 3 && !live_.empty()) {
+        } else if (choice == 4 && !live_.empty()) {
             abort_one();
         } else {
             step();
@@ -95,6 +104,7 @@ public:
         for (int idx = 0; idx < 5000 && engine_->has_unfinished_requests(); ++idx) step();
         EXPECT_FALSE(engine_->has_unfinished_requests()) << "the engine stopped making progress";
         EXPECT_TRUE(live_.empty());
+        EXPECT_GT(num_prompt_logprobs_checked_, 0) << "no request reported prompt log-probabilities";
         EXPECT_EQ(engine_->stats().kv_usage, 0.0) << "leaked blocks";
     }
 
@@ -106,6 +116,8 @@ private:
         std::vector<int32_t> prompt;
         std::vector<int32_t> tokens;
         int max_tokens;
+        int num_prompt_logprobs;
+        bool prompt_logprobs_seen = false;
     };
 
     int uniform(int low, int high) { return std::uniform_int_distribution<int>(low, high)(rng_); }
@@ -127,11 +139,12 @@ private:
         prompt.insert(prompt.end(), tail.begin(), tail.begin() + (urgent ? uniform(1, 4) : 4 * uniform(0, 2) + 1));
         EngineRequest request{.id = next_id_++, .prompt = prompt, .max_tokens = uniform(1, kMaxTokens),
                               .priority = urgent ? uniform(0, 1) : 2};
+        request.num_prompt_logprobs = uniform(0, 3) == 0 ? uniform(0, kMaxPromptLogprobs) : -1;
         request.sampling.temperature = 0.0f;
         const Status added = engine_->add_request(request);
         if (added.code() == StatusCode::kResourceExhausted) return;  // the waiting queue is full
         ASSERT_TRUE(added.is_ok()) << added.message();
-        live_[request.id] = Live{std::move(prompt), {}, request.max_tokens};
+        live_[request.id] = Live{std::move(prompt), {}, request.max_tokens, request.num_prompt_logprobs};
     }
 
     void abort_one() {
@@ -157,8 +170,9 @@ private:
             return;
         }
         Live& live = found->second;
+        check_prompt_logprobs(output, live);
         if (output.token) {
-            const std::vector<int32_t>& expected = alone_.tokens(live.prompt);
+            const std::vector<int32_t>& expected = alone_.run(live.prompt).tokens;
             const size_t position = live.tokens.size();
             ASSERT_LT(position, expected.size());
             ASSERT_EQ(*output.token, expected[position])
@@ -168,9 +182,29 @@ private:
         }
         if (output.finish_reason) {
             EXPECT_EQ(*output.finish_reason, FinishReason::kLength);
+            EXPECT_EQ(live.prompt_logprobs_seen, live.num_prompt_logprobs >= 0) << "request " << output.id;
             EXPECT_EQ(live.tokens.size(), static_cast<size_t>(live.max_tokens));
             live_.erase(found);
         }
+    }
+
+    // Once, with the first token, equal to the alone-run's (its alternatives cut to the count asked for).
+    void check_prompt_logprobs(const RequestOutput& output, Live& live) {
+        if (!output.prompt_logprobs) return;
+        ASSERT_GE(live.num_prompt_logprobs, 0) << "request " << output.id << " did not ask for them";
+        ASSERT_FALSE(live.prompt_logprobs_seen) << "request " << output.id << " got them twice";
+        ASSERT_TRUE(output.token && live.tokens.empty()) << "request " << output.id << ": not with the first token";
+        live.prompt_logprobs_seen = true;
+        const std::vector<TokenLogprobs>& expected = alone_.run(live.prompt).prompt_logprobs;
+        ASSERT_EQ(output.prompt_logprobs->size(), expected.size());
+        for (size_t idx = 0; idx < expected.size(); ++idx) {
+            const TokenLogprobs& got = (*output.prompt_logprobs)[idx];
+            ASSERT_EQ(got.logprob, expected[idx].logprob) << "request " << output.id << " prompt position " << idx + 1;
+            ASSERT_EQ(got.rank, expected[idx].rank);
+            const auto top_end = expected[idx].top.begin() + live.num_prompt_logprobs;
+            ASSERT_EQ(got.top, std::vector(expected[idx].top.begin(), top_end));
+        }
+        ++num_prompt_logprobs_checked_;
     }
 
     std::mt19937 rng_;
@@ -181,6 +215,7 @@ private:
     std::map<RequestId, Live> live_;
     RequestId next_id_ = 1;
     int64_t num_steps_ = 0;
+    int64_t num_prompt_logprobs_checked_ = 0;
 };
 
 TEST(EngineRandom, PrioritiesPreemptionAndPrefixCacheMatchAloneRuns) {

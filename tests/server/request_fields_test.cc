@@ -103,13 +103,19 @@ TEST(RequestFields, EchoBestOfAndSuffixAreCompletionsFields) {
     }
 }
 
-// Lifted once the engine reports prompt log-probabilities (check_not_yet_supported in api/request_fields.cc).
-TEST(RequestFields, EchoWithLogprobsIsNotSupportedYet) {
-    auto parsed = parse_completion_request(Endpoint::kCompletions, {{"prompt", "x"}, {"echo", true}, {"logprobs", 1}});
-    ASSERT_TRUE(std::holds_alternative<RequestError>(parsed));
-    EXPECT_EQ(std::get<RequestError>(parsed).param, "echo");
-    EXPECT_NE(std::get<RequestError>(parsed).message.find("not supported yet"), std::string::npos);
-    EXPECT_TRUE(parse_ok(Endpoint::kCompletions, {{"prompt", "x"}, {"echo", false}, {"logprobs", 1}}).logprobs);
+TEST(RequestFields, PromptLogprobsAndEchoWithLogprobs) {
+    const auto echoed = parse_ok(Endpoint::kCompletions, {{"prompt", "x"}, {"echo", true}, {"logprobs", 1}});
+    EXPECT_TRUE(echoed.echo && echoed.logprobs);
+    EXPECT_FALSE(echoed.prompt_logprobs) << "echo's prompt logprobs go in the logprobs field";
+    EXPECT_EQ(parse_ok(Endpoint::kCompletions, {{"prompt", "x"}, {"prompt_logprobs", 3}}).prompt_logprobs, 3);
+    EXPECT_EQ(parse_ok(Endpoint::kChatCompletions, {{"messages", kMessages}, {"prompt_logprobs", 0}}).prompt_logprobs, 0);
+    for (const json& bad : {json(-1), json(21), json(true), json(1.5)}) {
+        expect_refused(Endpoint::kCompletions, {{"prompt", "x"}, {"prompt_logprobs", bad}}, "prompt_logprobs");
+    }
+    expect_refused(Endpoint::kChatCompletions, {{"messages", kMessages}, {"prompt_logprobs", 1}, {"stream", true}},
+                   "prompt_logprobs");
+    EXPECT_TRUE(parse_ok(Endpoint::kCompletions, {{"prompt", "x"}, {"prompt_logprobs", 1}, {"stream", false}})
+                    .prompt_logprobs);
 }
 
 TEST(RequestFields, ChatTemplateKwargs) {
