@@ -409,14 +409,15 @@ Result<Value> filter_unique(const Value& input, const CallArgs& args, Budget& bu
     TERN_RETURN_IF_ERROR(budget.charge_items(keyed.size() * keyed.size() / 16 + 1));
     List seen;
     List out;
-    for (auto& [key, item] : keyed) {
+    for (auto& entry : keyed) {
+        const Value& key = entry.first;  // not a structured binding: clang 14 cannot capture one in the lambda
         // Python keeps the keys in a set.
         if ((key.is_list() && !key.is_tuple()) || key.is_dict()) {
             return invalid_argument(std::string("unhashable type: '") + key.type_name() + "'");
         }
         if (std::any_of(seen.begin(), seen.end(), [&](const Value& s) { return values_equal(s, key); })) continue;
         seen.push_back(key);
-        out.push_back(item);
+        out.push_back(entry.second);
     }
     return Value::list(std::move(out));
 }

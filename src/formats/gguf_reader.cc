@@ -17,7 +17,6 @@ namespace {
 
 constexpr uint32_t kMaxDims = 4;          // ggml's GGML_MAX_DIMS
 constexpr int kMaxArrayNesting = 8;        // deeper nesting is only ever seen in hostile files
-constexpr uint32_t kDefaultAlignment = 32;
 
 class Cursor {
 public:

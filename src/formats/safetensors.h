@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "base/mapped_file.h"
 #include "base/status.h"
 #include "tensor/dtype.h"
@@ -56,6 +58,11 @@ private:
     std::vector<SafetensorsTensor> tensors_;
     std::map<std::string, std::string> metadata_;
 };
+
+// The tensor -> shard file map of a parsed model.safetensors.index.json; an error naming `index_path` when it has
+// none, or names a shard outside the index's folder.
+Result<std::map<std::string, std::string>> safetensors_weight_map(const nlohmann::json& index,
+                                                                  const std::string& index_path);
 
 // All tensors of a checkpoint, whether in one model.safetensors or in shards listed by an index.
 class SafetensorsCheckpoint {

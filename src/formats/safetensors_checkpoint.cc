@@ -27,8 +27,10 @@ bool is_plain_file_name(const std::string& name) {
            name.find('\\') == std::string::npos;
 }
 
-Result<std::map<std::string, std::string>> read_weight_map(const std::string& index_path) {
-    TERN_ASSIGN_OR_RETURN(nlohmann::json index, read_strict_json_file(index_path));
+}  // namespace
+
+Result<std::map<std::string, std::string>> safetensors_weight_map(const nlohmann::json& index,
+                                                                  const std::string& index_path) {
     const auto weight_map = index.is_object() ? index.find("weight_map") : index.end();
     if (!index.is_object() || weight_map == index.end() || !weight_map->is_object()) {
         return invalid_argument(fmt::format("{}: no 'weight_map' object (tensor name -> shard file)", index_path));
@@ -45,8 +47,6 @@ Result<std::map<std::string, std::string>> read_weight_map(const std::string& in
     return tensor_to_shard;
 }
 
-}  // namespace
-
 Result<std::unique_ptr<SafetensorsCheckpoint>> SafetensorsCheckpoint::open_file(const std::string& path) {
     TERN_ASSIGN_OR_RETURN(std::unique_ptr<SafetensorsFile> file, SafetensorsFile::open(path));
     std::unique_ptr<SafetensorsCheckpoint> checkpoint(new SafetensorsCheckpoint());
@@ -59,7 +59,8 @@ Result<std::unique_ptr<SafetensorsCheckpoint>> SafetensorsCheckpoint::open_file(
 }
 
 Result<std::unique_ptr<SafetensorsCheckpoint>> SafetensorsCheckpoint::open_index(const std::string& index_path) {
-    TERN_ASSIGN_OR_RETURN(auto tensor_to_shard, read_weight_map(index_path));
+    TERN_ASSIGN_OR_RETURN(nlohmann::json index, read_strict_json_file(index_path));
+    TERN_ASSIGN_OR_RETURN(auto tensor_to_shard, safetensors_weight_map(index, index_path));
     std::unique_ptr<SafetensorsCheckpoint> checkpoint(new SafetensorsCheckpoint());
     checkpoint->source_ = index_path;
     const fs::path folder = fs::path(index_path).parent_path();
