@@ -1,7 +1,10 @@
 // tern: one binary, one thin file per subcommand (flags -> options struct -> library call).
+#include <signal.h>
+
 #include <cstdio>
 
 #include "apps/commands.h"
+#include "base/partial_files.h"
 
 namespace tern::apps {
 
@@ -26,6 +29,11 @@ void set_action(CLI::App* command, std::function<Status()> action) {
 }  // namespace tern::apps
 
 int main(int argc, char** argv) {
+    // SIGINT / SIGTERM during tern quantize, convert or synth remove the half-written file (tern serve takes these
+    // signals with sigwait instead). Past a file-size limit (ulimit -f), a write fails with EFBIG and is reported,
+    // as a full disk is, rather than SIGXFSZ ending the process with the partial file left behind.
+    tern::remove_partial_files_on_signal();
+    ::signal(SIGXFSZ, SIG_IGN);
     CLI::App app{"tern: LLM inference on the CPU"};
     app.require_subcommand(1);
     app.set_version_flag("--version", "tern 0.1.0");

@@ -151,19 +151,6 @@ void add_tensors(const HfConfig& config, const std::vector<BoundTensor>& bound, 
     }
 }
 
-Status write_atomically(const GgufWriter& writer, const std::string& out_path) {
-    const std::string partial = out_path + ".part";
-    Status status = writer.write(partial);
-    std::error_code error;
-    if (status.is_ok()) {
-        fs::rename(partial, out_path, error);
-        if (!error) return Status::ok();
-        status = internal_error(fmt::format("{}: cannot move {} into place: {}", out_path, partial, error.message()));
-    }
-    fs::remove(partial, error);
-    return status;
-}
-
 }  // namespace
 
 Result<ConvertSummary> convert_hf_to_gguf(const std::string& hf_dir, const std::string& out_path,
@@ -191,7 +178,7 @@ Result<ConvertSummary> convert_hf_to_gguf(const std::string& hf_dir, const std::
     write_hparams(config, name.empty() ? "model" : name, options.weight_type, &writer);
     write_vocab_metadata(vocab, &writer);
     add_tensors(config, bound, options.weight_type, &writer);
-    TERN_RETURN_IF_ERROR(write_atomically(writer, out_path));
+    TERN_RETURN_IF_ERROR(writer.write(out_path));  // beside out_path, renamed into place when whole
 
     ConvertSummary summary;
     summary.architecture = config.architecture;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <string>
 
@@ -48,6 +49,24 @@ uint64_t available_memory_bytes() {
     return 0;
 }
 
+namespace {
+
+// A budget asked for explicitly must fit in the memory available now (the model is loaded by then): allocating
+// more would fail, or worse succeed on overcommit and bring the OOM killer when the cache is first touched. A tenth
+// stays free for the activations and the server's own buffers.
+Status check_budget_fits(uint64_t budget, uint64_t available) {
+    const uint64_t fits = available / 10 * 9;
+    if (budget == 0 || available == 0 || budget <= fits) return Status::ok();
+    const double gib = 1ull << 30;
+    return Status(StatusCode::kResourceExhausted,
+                  fmt::format("--kv-cache-mem {:.2f} GiB does not fit: {:.2f} GiB of memory is available now; the "
+                              "largest KV cache budget that fits is --kv-cache-mem {:.2f}",
+                              static_cast<double>(budget) / gib, static_cast<double>(available) / gib,
+                              std::floor(static_cast<double>(fits) / gib * 100) / 100));
+}
+
+}  // namespace
+
 Result<EngineCapacity> plan_capacity(const HParams& hparams, const EngineConfig& config) {
     TERN_RETURN_IF_ERROR(config.validate());
     TERN_RETURN_IF_ERROR(KvCache::check_type(hparams, config.kv_type));
@@ -58,6 +77,7 @@ Result<EngineCapacity> plan_capacity(const HParams& hparams, const EngineConfig&
     capacity.bytes_per_block = KvCache::bytes_per_block(hparams, config.block_size, config.kv_type);
     const int64_t blocks_per_sequence = (capacity.max_model_len + config.block_size - 1) / config.block_size;
     uint64_t budget = config.kv_cache_bytes;
+    TERN_RETURN_IF_ERROR(check_budget_fits(budget, available_memory_bytes()));
     if (budget == 0) {
         const uint64_t cap = static_cast<uint64_t>(capacity.bytes_per_block) *
                              static_cast<uint64_t>(blocks_per_sequence * config.max_running + 1);

@@ -75,6 +75,11 @@ public:
     const std::vector<GgufTensorInfo>& tensors() const { return tensors_; }
     const GgufTensorInfo* find_tensor(std::string_view name) const;
 
+    // Unmaps the file once its owner has copied what it reads (Model::load): every tensor's `data` becomes null,
+    // the metadata stays. From then on the file on disk may be truncated or rewritten without harm; while it is
+    // mapped, a read of a page the file no longer has dies with SIGBUS.
+    void release_mapping();
+
 private:
     friend class GgufParser;
     GgufFile() = default;

@@ -305,6 +305,12 @@ Result<std::unique_ptr<GgufFile>> GgufFile::parse(const uint8_t* bytes, size_t s
     return file;
 }
 
+void GgufFile::release_mapping() {
+    for (GgufTensorInfo& tensor : tensors_) tensor.data = nullptr;
+    bytes_ = nullptr;
+    mapping_.reset();
+}
+
 Result<std::unique_ptr<GgufFile>> GgufFile::open(const std::string& path) {
     TERN_ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> mapping, MappedFile::open(path));
     TERN_ASSIGN_OR_RETURN(std::unique_ptr<GgufFile> file, parse(mapping->data(), mapping->size(), path));

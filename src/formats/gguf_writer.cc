@@ -9,6 +9,8 @@
 #include <cstring>
 #include <memory>
 
+#include "base/partial_files.h"
+
 namespace tern {
 namespace {
 
@@ -190,12 +192,12 @@ std::vector<uint8_t> GgufWriter::to_bytes() const {
 }
 
 Status GgufWriter::write(const std::string& path) const {
-    const std::string partial = fmt::format("{}.partial-{}", path, ::getpid());
-    Status written = write_file(partial);
-    if (written.is_ok() && std::rename(partial.c_str(), path.c_str()) != 0) {
+    const PartialFile partial(fmt::format("{}.partial-{}", path, ::getpid()));
+    Status written = write_file(partial.path());
+    if (written.is_ok() && std::rename(partial.path().c_str(), path.c_str()) != 0) {
         written = invalid_argument(fmt::format("{}: cannot replace: {}", path, std::strerror(errno)));
     }
-    if (!written.is_ok()) std::remove(partial.c_str());
+    if (!written.is_ok()) std::remove(partial.path().c_str());
     return written;
 }
 
@@ -203,9 +205,9 @@ Status GgufWriter::write_file(const std::string& path) const {
     std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "wb"), &std::fclose);
     if (!file) return invalid_argument(fmt::format("{}: cannot create: {}", path, std::strerror(errno)));
     uint64_t written = 0;
-    bool failed = false;
+    int write_errno = 0;  // the first failure's: a disk that is full stays full, later calls may say otherwise
     const EmitFn emit = [&](const void* data, size_t size) {
-        if (size != 0 && std::fwrite(data, 1, size, file.get()) != size) failed = true;
+        if (size != 0 && write_errno == 0 && std::fwrite(data, 1, size, file.get()) != size) write_errno = errno;
         written += size;
     };
     const std::vector<uint8_t> zeros(alignment_, 0);
@@ -219,8 +221,9 @@ Status GgufWriter::write_file(const std::string& path) const {
         emit(buffer.data(), buffer.size());
         pad();
     }
-    if (failed || std::fclose(file.release()) != 0) {
-        return internal_error(fmt::format("{}: write failed: {}", path, std::strerror(errno)));
+    if (write_errno == 0 && std::fclose(file.release()) != 0) write_errno = errno;
+    if (write_errno != 0) {
+        return internal_error(fmt::format("{}: write failed: {}", path, std::strerror(write_errno)));
     }
     return Status::ok();
 }

@@ -44,7 +44,13 @@ Result<std::unique_ptr<KvCache>> KvCache::create_paged(const HParams& hparams, i
         return invalid_argument(fmt::format("a paged KV cache needs at least 2 blocks of at least 1 token (got {} of {})",
                                             num_blocks, block_size));
     }
-    return std::unique_ptr<KvCache>(new KvCache(hparams, num_blocks, block_size, type, true));
+    std::unique_ptr<KvCache> cache(new KvCache(hparams, num_blocks, block_size, type, true));
+    if (cache->storage_ == nullptr) {
+        return Status(StatusCode::kResourceExhausted,
+                      fmt::format("cannot allocate {:.2f} GiB for the KV cache; lower --kv-cache-mem",
+                                  static_cast<double>(num_blocks * cache->block_bytes_) / (1ull << 30)));
+    }
+    return cache;
 }
 
 KvCache::KvCache(const HParams& hparams, int64_t num_blocks, int64_t block_size, KvType type, bool)
@@ -55,12 +61,11 @@ KvCache::KvCache(const HParams& hparams, int64_t num_blocks, int64_t block_size,
       num_kv_heads_(hparams.num_kv_heads),
       slice_bytes_(kernels::kv_row_bytes(type, hparams.head_dim)),
       block_bytes_(bytes_per_block(hparams, block_size, type)),
-      storage_(allocate_large(static_cast<size_t>(num_blocks * block_bytes_))) {
-    TERN_CHECK(storage_ != nullptr) << "cannot allocate " << num_blocks * block_bytes_ << " bytes of KV cache";
-}
+      storage_(allocate_large(static_cast<size_t>(num_blocks * block_bytes_))) {}  // create_paged checks storage_
 
 KvCache::KvCache(const HParams& hparams, int64_t num_slots, int64_t max_tokens, KvType type, int64_t block_size)
     : KvCache(hparams, num_slots * ((max_tokens + block_size - 1) / block_size), block_size, type, true) {
+    TERN_CHECK(storage_ != nullptr) << "cannot allocate " << num_blocks_ * block_bytes_ << " bytes of KV cache";
     TERN_CHECK(check_type(hparams, type).is_ok()) << "KV type does not suit the model";
     num_slots_ = num_slots;
     max_tokens_ = max_tokens;

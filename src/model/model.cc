@@ -48,6 +48,8 @@ Result<std::unique_ptr<Model>> Model::load(const std::string& path, const ModelO
     TERN_ASSIGN_OR_RETURN(model->file_, GgufFile::open(path));
     TERN_ASSIGN_OR_RETURN(model->hparams_, hparams_from_gguf(*model->file_));
     TERN_ASSIGN_OR_RETURN(model->weights_, bind_weights(*model->file_, &model->hparams_, options.repack));
+    TERN_RETURN_IF_ERROR(copy_out_of_mapping(&model->weights_));
+    model->file_->release_mapping();
     // Chosen (and logged) only once a model is known to be usable.
     model->kernels_ = options.kernels != nullptr ? options.kernels : &kernels::kernels();
     model->workspace_ = std::make_unique<Workspace>();

@@ -61,7 +61,11 @@ struct ModelOptions {
 
 class Model {
 public:
-    // Opens and validates a GGUF model; the file stays mapped for the model's lifetime.
+    // Opens and validates a GGUF model and copies what it computes with out of the file, which is then unmapped:
+    // a model file truncated or rewritten on disk while the model serves cannot take the process down with SIGBUS
+    // (a mapped read past a truncated file's end), and the model keeps answering from what it loaded. The cost is
+    // load-time copying of the matrices not repacked anyway (the token embedding, f32/f16/bf16 and unrepacked types)
+    // and memory that is no longer shared page cache. file() keeps the metadata; its tensors' data are null.
     static Result<std::unique_ptr<Model>> load(const std::string& path, const ModelOptions& options = {});
     ~Model();
 

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
+
+#include "base/huge_pages.h"
 #include "quant/dequantize.h"
 
 namespace tern {
@@ -87,7 +90,47 @@ Status bind_layer(Binder& binder, const HParams& hp, int64_t layer_idx, LayerWei
     return binder.matrix(prefix + "ffn_down.weight", hp.ffn_dim, dim, &layer->w_down);
 }
 
+// A copy of `view`'s bytes in `storage`; `view` then reads the copy.
+Status copy_matrix(MatrixView* view, std::shared_ptr<uint8_t>* storage) {
+    const auto bytes = static_cast<size_t>(view->num_rows * view->row_stride);
+    *storage = allocate_large(bytes);
+    if (*storage == nullptr) {
+        return Status(StatusCode::kResourceExhausted, fmt::format("cannot allocate {} bytes for the weights", bytes));
+    }
+    std::memcpy(storage->get(), view->data, bytes);
+    view->data = storage->get();
+    return Status::ok();
+}
+
+// A row-major matrix gets its own copy (or shares the embedding's, when it is the tied output); a repacked one
+// never reads its source again.
+Status copy_packed(const MatrixView& embedding_in_file, const ModelWeights& weights, PackedWeights* packed) {
+    if (packed->layout != kernels::WeightLayout::kRowMajor) {
+        packed->view.data = nullptr;
+        return Status::ok();
+    }
+    if (packed->view.data == embedding_in_file.data) {
+        packed->view.data = weights.token_embedding.data;
+        packed->data = weights.token_embedding_storage;
+        return Status::ok();
+    }
+    return copy_matrix(&packed->view, &packed->data);
+}
+
 }  // namespace
+
+Status copy_out_of_mapping(ModelWeights* weights) {
+    const MatrixView embedding_in_file = weights->token_embedding;
+    TERN_RETURN_IF_ERROR(copy_matrix(&weights->token_embedding, &weights->token_embedding_storage));
+    TERN_RETURN_IF_ERROR(copy_packed(embedding_in_file, *weights, &weights->output));
+    for (LayerWeights& layer : weights->layers) {
+        for (PackedWeights* matrix : {&layer.wq, &layer.wk, &layer.wv, &layer.wo, &layer.w_gate, &layer.w_up,
+                                      &layer.w_down}) {
+            TERN_RETURN_IF_ERROR(copy_packed(embedding_in_file, *weights, matrix));
+        }
+    }
+    return Status::ok();
+}
 
 Result<ModelWeights> bind_weights(const GgufFile& file, HParams* hparams, bool repack) {
     const GgufTensorInfo* embedding = file.find_tensor("token_embd.weight");

@@ -1,9 +1,11 @@
 // Binds a GGUF file's tensors to the llama/qwen2 layer structure, checking every name and shape.
-// Matrices stay in the file's mapping (zero copy) unless repacked for the int8 kernels; small vectors (norms,
-// biases, rope factors) are converted to f32 once at load.
+// Matrices are bound in the file's mapping (zero copy) unless repacked for the int8 kernels; small vectors (norms,
+// biases, rope factors) are converted to f32 once at load. copy_out_of_mapping() then gives the model its own copy
+// of what it still reads there, so that the file can be released (see Model::load for why).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "base/status.h"
@@ -26,6 +28,7 @@ struct LayerWeights {
 
 struct ModelWeights {
     MatrixView token_embedding;  // vocab_size rows of embedding_dim
+    std::shared_ptr<uint8_t> token_embedding_storage;  // its bytes, after copy_out_of_mapping()
     std::vector<float> output_norm;
     PackedWeights output;        // the token embedding itself when the output matrix is tied
     bool output_tied = false;
@@ -36,5 +39,10 @@ struct ModelWeights {
 // Fills `hparams->vocab_size` from the embedding matrix. With `repack`, Q4_0, Q8_0, Q4_K, Q5_K and Q6_K matrices
 // are copied into the interleaved layouts of kernels/packed_weights.h (same bytes per weight, faster to stream).
 Result<ModelWeights> bind_weights(const GgufFile& file, HParams* hparams, bool repack);
+
+// Copies the token embedding and every matrix left row-major into memory of the weights' own (huge pages), and
+// forgets the file bytes behind repacked matrices (their views keep shape and type, with null data). Afterwards
+// nothing in `weights` points into the file. Fails only when the memory cannot be had.
+Status copy_out_of_mapping(ModelWeights* weights);
 
 }  // namespace tern

@@ -77,8 +77,11 @@ protected:
         auto summary = convert();
         ASSERT_FALSE(summary.is_ok()) << "expected an error containing '" << needle << "'";
         EXPECT_NE(summary.status().message().find(needle), std::string::npos) << summary.status().message();
-        EXPECT_FALSE(fs::exists(out_path()));
-        EXPECT_FALSE(fs::exists(out_path() + ".part"));
+        // Nor a temporary beside it (the writer's `<out>.partial-<pid>`).
+        const std::string out_name = fs::path(out_path()).filename().string();
+        for (const auto& entry : fs::directory_iterator(fs::path(out_path()).parent_path())) {
+            EXPECT_NE(entry.path().filename().string().rfind(out_name, 0), 0u) << "left behind: " << entry.path();
+        }
     }
 
     fs::path dir_;
