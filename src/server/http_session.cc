@@ -16,6 +16,12 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 
+// Lingering close (nginx's lingering_time / lingering_timeout): how long, and how much, a connection whose request
+// was refused unread goes on reading and discarding before it closes.
+constexpr int kLingerSeconds = 2;
+constexpr size_t kLingerMaxBytes = 64 << 20;
+constexpr size_t kLingerReadBytes = 64 << 10;
+
 std::string target_path(beast::string_view target) {
     const std::string_view view(target.data(), target.size());
     return std::string(view.substr(0, view.find('?')));
@@ -78,6 +84,7 @@ void HttpSession::read_body() {
 
 // A request that cannot be read whole gets its answer, and the connection closes after it (keep_alive_ is false).
 void HttpSession::answer_read_error(beast::error_code error) {
+    request_unread_ = true;
     if (error == http::error::header_limit) {
         return answer(Routes::error_answer(431, fmt::format("the request headers are too large (over {} bytes)",
                                                             host_.options().max_header_bytes)));
@@ -141,8 +148,28 @@ void HttpSession::answer(HttpAnswer answer) {
 }
 
 void HttpSession::on_written(bool keep_alive, beast::error_code error) {
+    if (!error && request_unread_) return linger_then_close();
     if (error || !keep_alive || !keep_alive_) return close();
     read_header();
+}
+
+// After answering a request that was not read whole (413, 431, 400), the client may still be sending it: closing
+// with its bytes unread makes the kernel reset the connection, and a client still writing never reads the answer.
+// So: stop sending, read and discard for a moment (bounded in time and bytes), then close.
+void HttpSession::linger_then_close() {
+    beast::error_code ignored;
+    stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+    stream_.expires_after(std::chrono::seconds(kLingerSeconds));
+    discard_.resize(kLingerReadBytes);
+    discard_input(kLingerMaxBytes);
+}
+
+void HttpSession::discard_input(size_t budget) {
+    stream_.async_read_some(asio::buffer(discard_), [self = shared_from_this(), budget](beast::error_code error,
+                                                                                         size_t bytes) {
+        if (error || bytes >= budget) return self->close();
+        self->discard_input(budget - bytes);
+    });
 }
 
 void HttpSession::close() {

@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "server/http_routes.h"
 #include "server/http_server.h"
@@ -56,6 +57,8 @@ private:
     void dispatch(IncomingRequest request);
     void answer(HttpAnswer answer);
     void on_written(bool keep_alive, boost::beast::error_code error);
+    void linger_then_close();
+    void discard_input(size_t budget);
 
     void start_job(std::unique_ptr<PendingAnswer> job);
     void schedule_pump();
@@ -74,6 +77,8 @@ private:
     std::optional<Parser> parser_;
     bool keep_alive_ = false;
     bool closing_ = false;
+    bool request_unread_ = false;    // answered before the request was read whole: linger before closing
+    std::vector<char> discard_;      // what a lingering connection reads, thrown away
 
     std::unique_ptr<PendingAnswer> job_;
     std::string unsent_;             // SSE bytes produced and not yet handed to a write

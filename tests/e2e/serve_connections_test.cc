@@ -1,6 +1,7 @@
 // The connection model: connections are held by the I/O threads, not by a thread each, so thousands of idle
 // connections (clients that connected and said nothing, or keep-alive ones between requests) neither block /health
-// nor keep a generation request from being served; connections beyond --max-connections are closed at accept.
+// nor keep a generation request from being served; connections beyond --max-connections are closed at accept; a
+// client still sending a request too large to read gets its 413 / 431, not a reset connection.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -8,7 +9,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <string>
 #include <vector>
 
 #include "serve_process.h"
@@ -81,6 +84,62 @@ TEST(ServeConnections, ConnectionsBeyondTheLimitAreClosedAtOnce) {
     }
     EXPECT_EQ(testing::http_get(server.port(), "/health").status, 200) << "a freed place is taken again";
     for (int fd : idle) ::close(fd);
+    EXPECT_EQ(server.stop(), 0) << server.log();
+}
+
+struct SendOutcome {
+    bool sent_all = false;  // every byte was taken: the server read on, as a client that writes first expects
+    std::string status_line;
+};
+
+// Sends `head`, then `filler` up to `filler_bytes` (stopping when the server no longer takes it), then reads the
+// answer's status line. A server that closes with the client's bytes unread resets the connection: the client's
+// sends fail, and clients that stop there (curl's "Send failure: Connection reset by peer", Python's asyncio
+// streams) never read the answer the server had sent.
+SendOutcome send_refused_request(int port, const std::string& head, const std::string& filler, size_t filler_bytes) {
+    SendOutcome outcome;
+    const int fd = connect_to(port);
+    if (fd < 0) return outcome;
+    timeval timeout{5, 0};
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+    size_t sent = 0;
+    if (::send(fd, head.data(), head.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(head.size())) {
+        while (sent < filler_bytes) {
+            const ssize_t count = ::send(fd, filler.data(), std::min(filler.size(), filler_bytes - sent), MSG_NOSIGNAL);
+            if (count <= 0) break;
+            sent += static_cast<size_t>(count);
+        }
+    }
+    outcome.sent_all = sent == filler_bytes;
+    std::string answer;
+    char buffer[4096];
+    for (ssize_t count; answer.find("\r\n") == std::string::npos && (count = ::recv(fd, buffer, sizeof(buffer), 0)) > 0;) {
+        answer.append(buffer, static_cast<size_t>(count));
+    }
+    ::close(fd);
+    outcome.status_line = answer.substr(0, answer.find("\r\n"));
+    return outcome;
+}
+
+// Before the lingering close, the server closed at once after its answer and the client's sends failed midway.
+TEST(ServeConnections, AClientStillSendingARefusedRequestReadsTheAnswer) {
+    testing::ServeProcess server;
+    ASSERT_EQ(server.start({"-m", testing::kStoriesModel, "--max-body-bytes", "65536"}), "");
+    // A body announced over the limit, which the client goes on sending: 16 MiB against the server's 64 KiB.
+    const std::string body_head = "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                                  "Content-Length: 1073741824\r\n\r\n";
+    const SendOutcome body = send_refused_request(server.port(), body_head, std::string(1 << 20, '0'), 16u << 20);
+    EXPECT_TRUE(body.sent_all);
+    EXPECT_EQ(body.status_line, "HTTP/1.1 413 Payload Too Large");
+    // 100,000 headers (about 1.2 MB) against 64 KiB of request line and headers.
+    std::string headers;
+    for (int idx = 0; idx < 100000; ++idx) headers += "X-Header-" + std::to_string(idx) + ": v\r\n";
+    const SendOutcome many = send_refused_request(server.port(), "GET /health HTTP/1.1\r\nHost: x\r\n", headers,
+                                                  headers.size());
+    EXPECT_TRUE(many.sent_all);
+    EXPECT_EQ(many.status_line, "HTTP/1.1 431 Request Header Fields Too Large");
+    EXPECT_EQ(testing::http_get(server.port(), "/health").status, 200);
     EXPECT_EQ(server.stop(), 0) << server.log();
 }
 
