@@ -15,20 +15,8 @@ import socket
 import sys
 import threading
 import time
-import urllib.request
 
-
-def percentile(values, fraction):
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] if ordered else float("nan")
-
-
-def rss_mib(pid):
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
+from server_stats import metric, percentile, rss_mib
 
 
 def http_exchange(host, port, request, timeout):
@@ -267,13 +255,6 @@ async def overload(host, port, seconds, metrics_url=None, concurrency=800):
     return (f"{concurrency} clients for {seconds} s: {completed} completed (200), {len(rejected)} answered 429 in "
             f"p50 {percentile(rejected, 0.5):.1f} / p99 {percentile(rejected, 0.99):.1f} ms, {other} other; "
             f"KV usage afterwards {kv_usage:.3f}")
-
-
-def metric(url, name):
-    for line in urllib.request.urlopen(url + "/metrics").read().decode().splitlines():
-        if line.startswith(name + " ") or line.startswith(name + "{"):
-            return float(line.split()[-1])
-    return float("nan")
 
 
 SCENARIOS = {"slowloris": (slowloris, 40), "idle": (idle, 25), "body": (body, 20), "headers": (headers, 20),

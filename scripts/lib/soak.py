@@ -12,32 +12,13 @@ import json
 import random
 import sys
 import time
-import urllib.request
+
+from server_stats import metric, percentile, rss_mib
 
 PREFIXES = [" ".join(f"{topic} story number {idx}, told again with care." for idx in range(24))
             for topic in ("A cat", "The sea", "Old trees", "A city")]
 BAD_BODIES = [b'{"prompt": "hi", "max_tokens": -3}', b'{"prompt": "hi", "no_such_field": 1}', b'{"prompt": ',
               b'{"messages": "not a list"}']
-
-
-def percentile(values, fraction):
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] if ordered else float("nan")
-
-
-def rss_mib(pid):
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
-
-
-def metric(url, name):
-    for line in urllib.request.urlopen(url + "/metrics").read().decode().splitlines():
-        if line.startswith(name + " "):
-            return float(line.split()[-1])
-    return float("nan")
 
 
 class Soak:
