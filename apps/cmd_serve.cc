@@ -37,6 +37,7 @@ struct ServeOptions {
     int keep_alive_timeout_s = 15;
     int max_connections = 10000;
     int64_t max_header_bytes = 64 << 10;
+    int64_t max_unsent_bytes = 1 << 20;
     std::string pooling = "mean";
     EngineFlags engine;
 };
@@ -103,6 +104,10 @@ void register_serve(CLI::App& app) {
         ->capture_default_str()->check(CLI::Range(1, 1000000));
     command->add_option("--max-header-bytes", options->max_header_bytes, "Largest request line and headers (431)")
         ->capture_default_str()->check(CLI::Range(int64_t{1024}, int64_t{16} << 20));
+    command->add_option("--max-unsent-bytes", options->max_unsent_bytes,
+                        "Bytes of a streamed answer held for a client that does not read them; beyond, the request "
+                        "is aborted and its KV freed")
+        ->capture_default_str()->check(CLI::Range(int64_t{4096}, int64_t{1} << 30));
     command->add_option("--pooling", options->pooling, "How /v1/embeddings pools a text's hidden states")
         ->capture_default_str()->check(CLI::IsMember({"mean", "last"}));
     add_engine_flags(command, &options->engine);
@@ -148,6 +153,7 @@ Result<server::HttpOptions> http_options_from(const ServeOptions& options) {
     http_options.idle_timeout_s = options.keep_alive_timeout_s;
     http_options.max_connections = options.max_connections;
     http_options.max_header_bytes = static_cast<size_t>(options.max_header_bytes);
+    http_options.max_unsent_bytes = static_cast<size_t>(options.max_unsent_bytes);
     if (!options.api_key_file.empty()) {
         TERN_ASSIGN_OR_RETURN(http_options.api_keys, server::ApiKeys::from_file(options.api_key_file, options.api_keys));
     } else {

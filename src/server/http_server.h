@@ -31,7 +31,7 @@ struct HttpOptions {
     int write_timeout_s = 30;               // a client that reads nothing for this long is dropped
     int idle_timeout_s = 15;                // a keep-alive connection with no request for this long is closed
     int max_connections = 10000;            // open connections beyond this are closed at accept
-    size_t max_unsent_bytes = 4 << 20;      // a stream whose client reads slower than this backlog is aborted
+    size_t max_unsent_bytes = 1 << 20;      // a stream whose client reads slower than this backlog is aborted
     int io_threads = 2;
     int worker_threads = 2;                 // tokenizing and chat templates
 };

@@ -61,6 +61,7 @@ private:
     void discard_input(size_t budget);
 
     void start_job(std::unique_ptr<PendingAnswer> job);
+    void limit_kernel_send_buffer();
     void schedule_pump();
     void pump();
     void write_pending();
