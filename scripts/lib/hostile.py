@@ -10,6 +10,7 @@ the server's resident memory before and at its peak, and what the hostile client
 import asyncio
 import json
 import multiprocessing
+import os
 import resource
 import socket
 import sys
@@ -36,7 +37,8 @@ def http_exchange(host, port, request, timeout):
 
 
 def observer(host, port, stop, queue):
-    """The probe and the normal client, in their own process: (health latencies, health failures, statuses)."""
+    """The probe and the normal client, in their own process: (health latencies, health failures, the normal
+    client's (status, milliseconds))."""
     latencies, failures, statuses = [], 0, []
     health = b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
     body = json.dumps({"prompt": "Once upon a time", "max_tokens": 8, "temperature": 0}).encode()
@@ -45,10 +47,12 @@ def observer(host, port, stop, queue):
 
     def normal_client():
         while not stop.is_set():
+            start = time.perf_counter()
             try:
-                statuses.append(http_exchange(host, port, completion, 30))
+                status = http_exchange(host, port, completion, 30)
             except OSError:
-                statuses.append(0)
+                status = 0
+            statuses.append((status, (time.perf_counter() - start) * 1000))
 
     client = threading.Thread(target=normal_client)
     client.start()
@@ -252,13 +256,15 @@ async def overload(host, port, seconds, metrics_url=None, concurrency=800):
     completed = sum(1 for status, _ in results if status == "200")
     rejected = [latency for status, latency in results if status == "429"]
     other = len(results) - completed - len(rejected)
-    return (f"{concurrency} clients for {seconds} s: {completed} completed (200), {len(rejected)} answered 429 in "
-            f"p50 {percentile(rejected, 0.5):.1f} / p99 {percentile(rejected, 0.99):.1f} ms, {other} other; "
-            f"KV usage afterwards {kv_usage:.3f}")
+    # Their 429 latencies include this process's own event loop, saturated by 800 clients: the normal client's
+    # (another process) are the ones to quote.
+    return (f"{concurrency} clients for {seconds} s: {completed} completed (200), {len(rejected)} answered 429, "
+            f"{other} other; KV usage afterwards {kv_usage:.3f}")
 
 
 SCENARIOS = {"slowloris": (slowloris, 40), "idle": (idle, 25), "body": (body, 20), "headers": (headers, 20),
-             "unread": (unread, 20), "overload": (overload, 60)}
+             "unread": (unread, 20),
+             "overload": (overload, int(os.environ.get("TERN_OVERLOAD_SECONDS", "300")))}
 
 
 def run(url, pid, name):
@@ -286,9 +292,13 @@ def run(url, pid, name):
     probe.join()
     sampling.set()
     sampler.join()
-    ok = sum(1 for status in statuses if status == 200)
+    ok = sum(1 for status, _ in statuses if status == 200)
+    rejected = [ms for status, ms in statuses if status == 429]
+    normal = f"{ok} of {len(statuses)} 200"
+    if rejected:
+        normal += f", {len(rejected)} 429 in p50 {percentile(rejected, 0.5):.1f} / p99 {percentile(rejected, 0.99):.1f} ms"
     print(f"| {name} | {percentile(latencies, 0.5):.1f} / {percentile(latencies, 0.99):.1f} / "
-          f"{max(latencies):.1f} ms ({len(latencies)} probes, {failures} failed) | {ok} of {len(statuses)} 200 | "
+          f"{max(latencies):.1f} ms ({len(latencies)} probes, {failures} failed) | {normal} | "
           f"{rss_before:.0f} / {rss_peak[0]:.0f} MiB | {outcome} |", flush=True)
 
 
