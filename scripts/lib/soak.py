@@ -138,10 +138,13 @@ def main():
     drift = 100 * (warm[-1] - warm[0]) / warm[0] if len(warm) >= 2 else float("nan")
     rows = []
     for label, index in (("TTFT", 1), ("TPOT", 2)):
-        first = percentile(window(soak.streams, 0, sixth, index), 0.99)
-        last = percentile(window(soak.streams, seconds - sixth, seconds, index), 0.99)
+        # Every sixth, not only the first and last: how much the middle ones differ is this machine's own noise.
+        by_sixth = [percentile(window(soak.streams, part * sixth, (part + 1) * sixth, index), 0.99)
+                    for part in range(6)]
+        first, last = by_sixth[0], by_sixth[-1]
         rows.append(f"p99 {label} first / last sixth: {first * 1000:.1f} / {last * 1000:.1f} ms "
-                    f"({100 * (last - first) / first:+.1f}%)")
+                    f"({100 * (last - first) / first:+.1f}%); by sixth: "
+                    + " / ".join(f"{value * 1000:.1f}" for value in by_sixth) + " ms")
     server_errors = sum(count for per_kind in soak.statuses.values() for status, count in per_kind.items()
                         if isinstance(status, int) and status >= 500)
     print(f"{minutes:g} minutes, {concurrency} clients; requests by kind and status: {json.dumps(soak.statuses)}")
