@@ -3,6 +3,8 @@
 // the matmul kernels are compared against.
 #include <immintrin.h>
 
+#include <cstdint>
+
 #include "kernels/kernels.h"
 
 namespace tern::kernels::avx512 {
@@ -16,9 +18,15 @@ double int8_dot_peak_loop(int64_t iterations) {
             acc[chain] = _mm512_dpbusd_epi32(acc[chain], unsigned_bytes, signed_bytes);
         }
     }
-    __m512i total = _mm512_setzero_si512();
-    for (int chain = 0; chain < kPeakChains; ++chain) total = _mm512_add_epi32(total, acc[chain]);
-    return static_cast<double>(_mm512_reduce_add_epi32(total));
+    // The lanes wrap after a few hundred million iterations (the hardware's add wraps); the sum that keeps the loop
+    // alive is taken in 64 bits, as _mm512_reduce_add_epi32's int additions would overflow (UBSan found it).
+    alignas(64) int32_t lanes[16];
+    int64_t sum = 0;
+    for (int chain = 0; chain < kPeakChains; ++chain) {
+        _mm512_store_si512(lanes, acc[chain]);
+        for (int32_t lane : lanes) sum += lane;
+    }
+    return static_cast<double>(sum);
 }
 
 double fp32_fma_peak_loop(int64_t iterations) {
