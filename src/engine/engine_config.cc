@@ -77,11 +77,12 @@ Result<EngineCapacity> plan_capacity(const HParams& hparams, const EngineConfig&
     capacity.bytes_per_block = KvCache::bytes_per_block(hparams, config.block_size, config.kv_type);
     const int64_t blocks_per_sequence = (capacity.max_model_len + config.block_size - 1) / config.block_size;
     uint64_t budget = config.kv_cache_bytes;
-    TERN_RETURN_IF_ERROR(check_budget_fits(budget, available_memory_bytes()));
+    const uint64_t available = available_memory_bytes();
+    TERN_RETURN_IF_ERROR(check_budget_fits(budget, available));
     if (budget == 0) {
         const uint64_t cap = static_cast<uint64_t>(capacity.bytes_per_block) *
                              static_cast<uint64_t>(blocks_per_sequence * config.max_running + 1);
-        budget = std::min(static_cast<uint64_t>(kDefaultKvMemoryFraction * available_memory_bytes()), cap);
+        budget = std::min(static_cast<uint64_t>(kDefaultKvMemoryFraction * available), cap);
     }
     const uint64_t num_blocks = budget / static_cast<uint64_t>(capacity.bytes_per_block);
     if (num_blocks < 2) {
