@@ -145,15 +145,15 @@ private:
 
 Result<server::HttpOptions> http_options_from(const ServeOptions& options) {
     server::HttpOptions http_options;
-    http_options.host = options.host;
-    http_options.port = options.port;
-    http_options.max_body_bytes = static_cast<size_t>(options.max_body_bytes);
-    http_options.read_timeout_s = options.timeout_s;
-    http_options.write_timeout_s = options.timeout_s;
-    http_options.idle_timeout_s = options.keep_alive_timeout_s;
-    http_options.max_connections = options.max_connections;
-    http_options.max_header_bytes = static_cast<size_t>(options.max_header_bytes);
-    http_options.max_unsent_bytes = static_cast<size_t>(options.max_unsent_bytes);
+    http_options.server.host = options.host;
+    http_options.server.port = options.port;
+    http_options.server.max_body_bytes = static_cast<size_t>(options.max_body_bytes);
+    http_options.server.read_timeout_s = options.timeout_s;
+    http_options.server.write_timeout_s = options.timeout_s;
+    http_options.server.idle_timeout_s = options.keep_alive_timeout_s;
+    http_options.server.max_connections = options.max_connections;
+    http_options.server.max_header_bytes = static_cast<size_t>(options.max_header_bytes);
+    http_options.server.max_unsent_bytes = static_cast<size_t>(options.max_unsent_bytes);
     if (!options.api_key_file.empty()) {
         TERN_ASSIGN_OR_RETURN(http_options.api_keys, server::ApiKeys::from_file(options.api_key_file, options.api_keys));
     } else {

@@ -159,4 +159,15 @@ ApiError parse_error_body(std::string_view body) {
     return ApiError{std::move(text), "", ""};
 }
 
+nlohmann::json error_body(int status, const std::string& message, const std::string& param) {
+    const char* type = status == 401   ? "authentication_error"
+                       : status == 404 ? "not_found_error"
+                       : status == 429 ? "rate_limit_exceeded"
+                       : status >= 500 ? "server_error"
+                                       : "invalid_request_error";
+    nlohmann::json error = {{"message", message}, {"type", type}, {"code", status}};
+    error["param"] = param.empty() ? nlohmann::json(nullptr) : nlohmann::json(param);
+    return {{"error", std::move(error)}};
+}
+
 }  // namespace tern::api

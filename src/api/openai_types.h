@@ -84,4 +84,7 @@ std::optional<ApiError> find_api_error(const nlohmann::json& value);
 // Parses an HTTP error body; a body that is not JSON becomes an ApiError whose message is the (trimmed) text.
 ApiError parse_error_body(std::string_view body);
 
+// The error body tern answers with: {"error": {"message", "type" (from the status), "code", "param"}}.
+nlohmann::json error_body(int status, const std::string& message, const std::string& param = "");
+
 }  // namespace tern::api

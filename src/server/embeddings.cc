@@ -84,8 +84,9 @@ struct EmbeddingJob::Input {
     bool done = false;
 };
 
-EmbeddingJob::EmbeddingJob(std::string path, ServingContext& context, EmbeddingRequest request)
-    : PendingAnswer(std::move(path)), context_(context), request_(std::move(request)) {}
+EmbeddingJob::EmbeddingJob(std::string path, const RequestObserver& observer, ServingContext& context,
+                           EmbeddingRequest request)
+    : EngineJob(std::move(path), observer), context_(context), request_(std::move(request)) {}
 
 EmbeddingJob::~EmbeddingJob() {
     for (Input& input : inputs_) input.stream->set_listener(nullptr);

@@ -30,15 +30,15 @@ std::variant<EmbeddingRequest, RequestError> parse_embedding_request(const nlohm
 // Base64 of raw bytes (RFC 4648, with padding).
 std::string base64_encode(const void* data, size_t size);
 
-class EmbeddingJob final : public PendingAnswer {
+class EmbeddingJob final : public EngineJob {
 public:
-    EmbeddingJob(std::string path, ServingContext& context, EmbeddingRequest request);
+    EmbeddingJob(std::string path, const RequestObserver& observer, ServingContext& context, EmbeddingRequest request);
     ~EmbeddingJob() override;  // clears the listeners and aborts what is still running
 
     // Tokenizes and submits every input; on failure the outcome to answer at once.
     std::optional<Outcome> submit(std::chrono::steady_clock::time_point start);
 
-    bool streamed() const override { return false; }
+    http::Delivery delivery() const override { return http::Delivery::kWhole; }
     void set_listener(const std::function<void()>& listener) override;
     bool poll(std::vector<std::string>& events) override;
     void client_gone() override;

@@ -11,14 +11,14 @@ using nlohmann::json;
 
 std::string dump(const json& body) { return body.dump(-1, ' ', false, json::error_handler_t::replace); }
 
-std::optional<json> parse_body(const IncomingRequest& request) {
+std::optional<json> parse_body(const http::Request& request) {
     json body = json::parse(request.body, nullptr, /*allow_exceptions=*/false);
     if (body.is_discarded() || !body.is_object()) return std::nullopt;
     return body;
 }
 
-HttpAnswer bad_body() {
-    return Routes::error_answer(400, "the request body must be a JSON object (valid JSON, valid UTF-8)");
+http::Answer bad_body() {
+    return http::error_answer(400, "the request body must be a JSON object (valid JSON, valid UTF-8)");
 }
 
 bool is_generation_path(const std::string& path) {
@@ -27,74 +27,76 @@ bool is_generation_path(const std::string& path) {
 
 }  // namespace
 
-Routes::Routes(ApiKeys api_keys, std::function<std::string()> render_metrics,
+Routes::Routes(ApiKeys api_keys, std::function<std::string()> render_metrics, RequestObserver on_request,
                const std::atomic<ServingContext*>& context, const std::atomic<bool>& ready)
-    : api_keys_(std::move(api_keys)), render_metrics_(std::move(render_metrics)), context_(context), ready_(ready) {}
+    : api_keys_(std::move(api_keys)),
+      render_metrics_(std::move(render_metrics)),
+      on_request_(std::move(on_request)),
+      context_(context),
+      ready_(ready) {}
 
-HttpAnswer Routes::json_answer(int status, const std::string& body) { return HttpAnswer{status, "application/json", body, {}}; }
-
-HttpAnswer Routes::error_answer(int status, const std::string& message) {
-    HttpAnswer answer = json_answer(status, dump(error_body(status, message)));
-    if (status == 429 || status == 503) answer.headers.emplace_back("Retry-After", "1");
-    return answer;
-}
-
-HttpAnswer outcome_answer(const Outcome& outcome) {
-    HttpAnswer answer = Routes::json_answer(outcome.status, dump(outcome.body));
+http::Answer outcome_answer(const Outcome& outcome) {
+    http::Answer answer = http::json_answer(outcome.status, dump(outcome.body));
     if (outcome.status == 429 || outcome.status == 503) answer.headers.emplace_back("Retry-After", "1");
     return answer;
 }
 
-std::optional<HttpAnswer> Routes::answer_at_once(const IncomingRequest& request) const {
+http::Answer EngineJob::whole_answer() const { return outcome_answer(outcome()); }
+
+void EngineJob::delivered() {
+    if (observer_) observer_(path_, outcome());
+}
+
+std::optional<http::Answer> Routes::answer_at_once(const http::Request& request) const {
     ServingContext* context = context_.load();
     const bool get = request.method == "GET";
     if (get && request.path == "/health") {
         // Liveness: a process whose engine thread died is not alive for a supervisor (it exits soon anyway).
-        if (context != nullptr && context->engine.failed()) return json_answer(503, R"({"status":"failed"})");
-        return json_answer(200, R"({"status":"ok"})");
+        if (context != nullptr && context->engine.failed()) return http::json_answer(503, R"({"status":"failed"})");
+        return http::json_answer(200, R"({"status":"ok"})");
     }
     if (get && request.path == "/ready") return ready_answer();
     if (get && request.path == "/metrics") {
-        return HttpAnswer{200, "text/plain; version=0.0.4", render_metrics_ ? render_metrics_() : std::string(), {}};
+        return http::Answer{200, "text/plain; version=0.0.4", render_metrics_ ? render_metrics_() : std::string(), {}};
     }
     const bool known = (get && request.path == "/v1/models") ||
                        (request.method == "POST" && (is_generation_path(request.path) || request.path == "/tokenize" ||
                                                      request.path == "/detokenize" || request.path == "/v1/embeddings"));
-    if (!known) return error_answer(404, "no such endpoint: " + request.method + " " + request.path);
+    if (!known) return http::error_answer(404, "no such endpoint: " + request.method + " " + request.path);
     if (auto refused = refusal(request)) return refused;
     if (request.path == "/v1/models") return models_answer(*context);
     return std::nullopt;
 }
 
 // 401 without a valid key; 503 until the model is loaded.
-std::optional<HttpAnswer> Routes::refusal(const IncomingRequest& request) const {
-    if (!api_keys_.allows(request.authorization)) {
-        HttpAnswer answer = error_answer(401, "a valid API key is required: send 'Authorization: Bearer KEY'");
+std::optional<http::Answer> Routes::refusal(const http::Request& request) const {
+    if (!api_keys_.allows(request.header("authorization"))) {
+        http::Answer answer = http::error_answer(401, "a valid API key is required: send 'Authorization: Bearer KEY'");
         answer.headers.emplace_back("WWW-Authenticate", "Bearer");
         return answer;
     }
     if (context_.load() == nullptr || !ready_.load()) {
-        return error_answer(503, "the model is still loading; retry shortly");
+        return http::error_answer(503, "the model is still loading; retry shortly");
     }
     return std::nullopt;
 }
 
-HttpAnswer Routes::ready_answer() const {
+http::Answer Routes::ready_answer() const {
     ServingContext* context = context_.load();
-    if (context != nullptr && context->engine.failed()) return json_answer(503, R"({"status":"failed"})");
-    if (context == nullptr || !ready_.load()) return json_answer(503, R"({"status":"loading"})");
-    if (!context->engine.accepting()) return json_answer(503, R"({"status":"draining"})");
-    if (context->engine.queue_full()) return json_answer(503, R"({"status":"queue full"})");
-    return json_answer(200, R"({"status":"ready"})");
+    if (context != nullptr && context->engine.failed()) return http::json_answer(503, R"({"status":"failed"})");
+    if (context == nullptr || !ready_.load()) return http::json_answer(503, R"({"status":"loading"})");
+    if (!context->engine.accepting()) return http::json_answer(503, R"({"status":"draining"})");
+    if (context->engine.queue_full()) return http::json_answer(503, R"({"status":"queue full"})");
+    return http::json_answer(200, R"({"status":"ready"})");
 }
 
-HttpAnswer Routes::models_answer(const ServingContext& context) const {
+http::Answer Routes::models_answer(const ServingContext& context) const {
     const json model = {{"id", context.model_name}, {"object", "model"}, {"created", 0}, {"owned_by", "tern"},
                         {"max_model_len", context.max_model_len}};
-    return json_answer(200, dump({{"object", "list"}, {"data", json::array({model})}}));
+    return http::json_answer(200, dump({{"object", "list"}, {"data", json::array({model})}}));
 }
 
-RouteResult Routes::route(const IncomingRequest& request) const {
+http::RouteResult Routes::route(const http::Request& request) const {
     ServingContext* context = context_.load();
     if (auto refused = refusal(request)) return std::move(*refused);  // the readiness may have changed meanwhile
     if (request.path == "/v1/completions") return generation(*context, request, api::Endpoint::kCompletions);
@@ -102,11 +104,12 @@ RouteResult Routes::route(const IncomingRequest& request) const {
     if (request.path == "/v1/embeddings") return embeddings(*context, request);
     if (request.path == "/tokenize") return tokenize(*context, request);
     if (request.path == "/detokenize") return detokenize(*context, request);
-    return error_answer(404, "no such endpoint: " + request.path);
+    return http::error_answer(404, "no such endpoint: " + request.path);
 }
 
-GenerationJob::GenerationJob(std::string path, ServingContext& context, PreparedRequest prepared)
-    : PendingAnswer(std::move(path)), prepared_(std::move(prepared)), runner_(context, prepared_) {}
+GenerationJob::GenerationJob(std::string path, const RequestObserver& observer, ServingContext& context,
+                             PreparedRequest prepared)
+    : EngineJob(std::move(path), observer), prepared_(std::move(prepared)), runner_(context, prepared_) {}
 
 std::optional<Outcome> GenerationJob::submit(std::chrono::steady_clock::time_point start) {
     if (auto failed = runner_.submit(start)) return failed;
@@ -119,7 +122,7 @@ bool GenerationJob::poll(std::vector<std::string>& events) {
 }
 
 // Parses, tokenizes and submits; the answer when any of it fails (400, 404, 429, 503), else the job under way.
-RouteResult Routes::generation(ServingContext& context, const IncomingRequest& request, api::Endpoint endpoint) const {
+http::RouteResult Routes::generation(ServingContext& context, const http::Request& request, api::Endpoint endpoint) const {
     const auto start = std::chrono::steady_clock::now();
     std::optional<json> body = parse_body(request);
     if (!body) return bad_body();
@@ -129,12 +132,12 @@ RouteResult Routes::generation(ServingContext& context, const IncomingRequest& r
     }
     auto prepared = prepare_request(context, std::move(std::get<CompletionRequest>(parsed)));
     if (auto* outcome = std::get_if<Outcome>(&prepared)) return outcome_answer(*outcome);
-    auto job = std::make_unique<GenerationJob>(request.path, context, std::move(std::get<PreparedRequest>(prepared)));
+    auto job = std::make_unique<GenerationJob>(request.path, on_request_, context, std::move(std::get<PreparedRequest>(prepared)));
     if (auto failed = job->submit(start)) return outcome_answer(*failed);  // 429 at once when the queue is full
     return job;
 }
 
-RouteResult Routes::embeddings(ServingContext& context, const IncomingRequest& request) const {
+http::RouteResult Routes::embeddings(ServingContext& context, const http::Request& request) const {
     const auto start = std::chrono::steady_clock::now();
     std::optional<json> body = parse_body(request);
     if (!body) return bad_body();
@@ -142,25 +145,25 @@ RouteResult Routes::embeddings(ServingContext& context, const IncomingRequest& r
     if (auto* error = std::get_if<RequestError>(&parsed)) {
         return outcome_answer(error_outcome(400, error->message, error->param));
     }
-    auto job = std::make_unique<EmbeddingJob>(request.path, context, std::move(std::get<EmbeddingRequest>(parsed)));
+    auto job = std::make_unique<EmbeddingJob>(request.path, on_request_, context, std::move(std::get<EmbeddingRequest>(parsed)));
     if (auto failed = job->submit(start)) return outcome_answer(*failed);
     return job;
 }
 
-HttpAnswer Routes::tokenize(const ServingContext& context, const IncomingRequest& request) const {
+http::Answer Routes::tokenize(const ServingContext& context, const http::Request& request) const {
     std::optional<json> body = parse_body(request);
     if (!body) return bad_body();
     const auto prompt = body->find("prompt");
     if (prompt == body->end() || !prompt->is_string()) {
-        return json_answer(400, dump(error_body(400, "'prompt' must be a string", "prompt")));
+        return http::error_answer(400, "'prompt' must be a string", "prompt");
     }
     const auto add_special = body->find("add_special_tokens");
     const bool with_special = add_special == body->end() || !add_special->is_boolean() || add_special->get<bool>();
     const std::vector<int32_t> ids = context.tokenizer.encode(prompt->get<std::string>(), with_special, false);
-    return json_answer(200, dump({{"tokens", ids}, {"count", ids.size()}, {"max_model_len", context.max_model_len}}));
+    return http::json_answer(200, dump({{"tokens", ids}, {"count", ids.size()}, {"max_model_len", context.max_model_len}}));
 }
 
-HttpAnswer Routes::detokenize(const ServingContext& context, const IncomingRequest& request) const {
+http::Answer Routes::detokenize(const ServingContext& context, const http::Request& request) const {
     std::optional<json> body = parse_body(request);
     if (!body) return bad_body();
     const auto tokens = body->find("tokens");
@@ -173,10 +176,9 @@ HttpAnswer Routes::detokenize(const ServingContext& context, const IncomingReque
         if (valid) ids.push_back(item.get<int32_t>());
     }
     if (!valid) {
-        return json_answer(400, dump(error_body(400, "'tokens' must be a list of token ids of this vocabulary",
-                                                "tokens")));
+        return http::error_answer(400, "'tokens' must be a list of token ids of this vocabulary", "tokens");
     }
-    return json_answer(200, dump({{"prompt", context.tokenizer.decode(ids)}}));
+    return http::json_answer(200, dump({{"prompt", context.tokenizer.decode(ids)}}));
 }
 
 }  // namespace tern::server

@@ -115,15 +115,4 @@ json usage_chunk(const ResponseMeta& meta, const api::Usage& usage) {
     return body;
 }
 
-json error_body(int status, const std::string& message, const std::string& param) {
-    const char* type = status == 401   ? "authentication_error"
-                       : status == 404 ? "not_found_error"
-                       : status == 429 ? "rate_limit_exceeded"
-                       : status >= 500 ? "server_error"
-                                       : "invalid_request_error";
-    json error = {{"message", message}, {"type", type}, {"code", status}};
-    error["param"] = param.empty() ? json(nullptr) : json(param);
-    return {{"error", std::move(error)}};
-}
-
 }  // namespace tern::server

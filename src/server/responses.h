@@ -13,6 +13,8 @@
 
 namespace tern::server {
 
+using api::error_body;
+
 struct TokenLogprob {
     std::string token;              // the token's text piece
     std::optional<float> logprob;   // none for an echoed prompt's first token, which follows nothing
@@ -57,7 +59,5 @@ nlohmann::json stream_chunk(const ResponseMeta& meta, int index, const std::stri
                             bool first);
 nlohmann::json usage_chunk(const ResponseMeta& meta, const api::Usage& usage);
 
-// {"error": {"message", "type", "param", "code"}} with the type OpenAI uses for `status`.
-nlohmann::json error_body(int status, const std::string& message, const std::string& param = "");
 
 }  // namespace tern::server

@@ -2,7 +2,6 @@
 // stories260K and on the tiny synthetic model. The server runs here; the script gets its address in the environment.
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <filesystem>
 
 #include "serve_process.h"
@@ -14,12 +13,6 @@ struct NodeCase {
     const char* model;   // "stories260K" or "tiny"
     const char* script;  // file name under tests/e2e/node
 };
-
-std::string shell_quote(const std::string& word) {
-    std::string quoted = "'";
-    for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return quoted + "'";
-}
 
 class NodeScenario : public ::testing::TestWithParam<NodeCase> {};
 
@@ -38,26 +31,13 @@ TEST_P(NodeScenario, PassesAgainstTernServe) {
                                               "--kv-cache-type", "f32"});
     ASSERT_EQ(failure, "");
 
-    std::string command = "cd " + shell_quote(TERN_NODE_DIR) + " && TERN_BASE_URL=" + shell_quote(server.base_url()) +
-                          " TERN_MODEL_NAME=" + shell_quote(served_name) + " TERN_MODEL_PATH=" +
-                          shell_quote(model_path) + " TERN_BINARY=" + shell_quote(TERN_BINARY);
+    testing::HeaderList env = {{"TERN_BASE_URL", server.base_url()}, {"TERN_MODEL_NAME", served_name},
+                               {"TERN_MODEL_PATH", model_path}, {"TERN_BINARY", TERN_BINARY}};
     if (stories) {
-        command += " TERN_REFERENCE_JSON=" +
-                   shell_quote(std::string(TERN_SHARED_DIR) + "/models/stories260K/reference.json");
+        env.emplace_back("TERN_REFERENCE_JSON", std::string(TERN_SHARED_DIR) + "/models/stories260K/reference.json");
     }
-    command += " ";
-    command += shell_quote(TERN_NODE);
-    command += " ";
-    command += param.script;
-    command += " 2>&1";
-    FILE* pipe = ::popen(command.c_str(), "r");
-    ASSERT_NE(pipe, nullptr);
-    std::string output;
-    char buffer[4096];
-    for (size_t count = 0; (count = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0;) output.append(buffer, count);
-    const int status = ::pclose(pipe);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << param.script << " failed:\n" << output
-                                                               << "\nserver log:\n" << server.log();
+    const testing::ScriptResult result = testing::run_node_script(TERN_NODE, TERN_NODE_DIR, env, param.script);
+    EXPECT_TRUE(result.ok) << param.script << " failed:\n" << result.output << "\nserver log:\n" << server.log();
     EXPECT_EQ(server.stop(), 0) << server.log();
 }
 

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -119,7 +120,7 @@ ServeProcess::~ServeProcess() {
 void ServeProcess::launch(const std::vector<std::string>& args) {
     static std::atomic<int> counter{0};
     log_path_ = temp_dir() + "/serve_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + ".log";
-    std::vector<std::string> words = {TERN_BINARY, "serve", "--port", "0"};
+    std::vector<std::string> words = {TERN_BINARY, command_, "--port", "0"};
     words.insert(words.end(), args.begin(), args.end());
     exit_status_ = -2;
     pid_ = spawn_with_log(std::move(words), log_path_);
@@ -141,12 +142,12 @@ std::string ServeProcess::start(const std::vector<std::string>& args, std::chron
     launch(args);
     const auto deadline = Clock::now() + timeout;
     while (Clock::now() < deadline) {
-        if (!running()) return "tern serve exited before it was ready; its log:\n" + log();
+        if (!running()) return "tern " + command_ + " exited before it was ready; its log:\n" + log();
         if (port_ == 0) port_ = port_from_log(log());
         if (port_ != 0 && http_get(port_, "/ready").status == 200) return "";
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    return "tern serve was not ready in time; its log:\n" + log();
+    return "tern " + command_ + " was not ready in time; its log:\n" + log();
 }
 
 std::string ServeProcess::base_url() const { return "http://127.0.0.1:" + std::to_string(port_); }
@@ -285,6 +286,27 @@ int free_port() {
     }
     ::close(fd);
     return port;
+}
+
+std::string shell_quote(const std::string& word) {
+    std::string quoted = "'";
+    for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return quoted + "'";
+}
+
+ScriptResult run_node_script(const std::string& node, const std::string& dir, const HeaderList& env,
+                             const std::string& script) {
+    std::string command = "cd " + shell_quote(dir) + " &&";
+    for (const auto& [name, value] : env) command += " " + name + "=" + shell_quote(value);
+    command += " " + shell_quote(node) + " " + shell_quote(script) + " 2>&1";
+    ScriptResult result;
+    FILE* pipe = ::popen(command.c_str(), "r");
+    if (pipe == nullptr) return {false, "popen failed"};
+    char buffer[4096];
+    for (size_t count = 0; (count = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0;) result.output.append(buffer, count);
+    const int status = ::pclose(pipe);
+    result.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    return result;
 }
 
 }  // namespace tern::testing

@@ -22,16 +22,17 @@ std::string small_model_path();
 
 class ServeProcess {
 public:
-    ServeProcess() = default;
+    // `command`: the tern subcommand, "serve" or "route" (both log "listening on http://HOST:PORT" and answer /ready).
+    explicit ServeProcess(std::string command = "serve") : command_(std::move(command)) {}
     ~ServeProcess();  // kills the server if a test left it running
     ServeProcess(const ServeProcess&) = delete;
     ServeProcess& operator=(const ServeProcess&) = delete;
 
-    // Runs `tern serve --port 0 ARGS` and waits for /ready. Returns an empty string once ready, else what went
+    // Runs `tern COMMAND --port 0 ARGS` and waits for /ready. Returns an empty string once ready, else what went
     // wrong (with the server's log).
     std::string start(const std::vector<std::string>& args,
                       std::chrono::milliseconds timeout = std::chrono::seconds(60));
-    // Runs `tern serve --port 0 ARGS` without waiting for anything (for tests of start-up and failures).
+    // Runs `tern COMMAND --port 0 ARGS` without waiting for anything (for tests of start-up and failures).
     void launch(const std::vector<std::string>& args);
     // Waits until the server's log contains `text`; false after `timeout` or once the server exited.
     bool wait_for_log(const std::string& text, std::chrono::milliseconds timeout);
@@ -48,6 +49,7 @@ public:
     std::string log() const;  // everything the server wrote to stderr so far
 
 private:
+    std::string command_;
     pid_t pid_ = -1;
     int exit_status_ = -2;  // waitpid's status once reaped; -2 while running or never started
     int port_ = 0;
@@ -94,5 +96,17 @@ pid_t spawn_with_log(std::vector<std::string> words, const std::string& log_path
 
 // A TCP port that was free a moment ago on 127.0.0.1.
 int free_port();
+
+// `word` quoted for /bin/sh.
+std::string shell_quote(const std::string& word);
+
+struct ScriptResult {
+    bool ok = false;     // exited with status 0
+    std::string output;  // stdout and stderr together
+};
+
+// Runs `node SCRIPT` in `dir` with the environment variables `env` added (the official openai client's scenarios).
+ScriptResult run_node_script(const std::string& node, const std::string& dir, const HeaderList& env,
+                             const std::string& script);
 
 }  // namespace tern::testing

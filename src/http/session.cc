@@ -1,4 +1,4 @@
-#include "server/http_session.h"
+#include "http/session.h"
 
 #include <fmt/format.h>
 
@@ -9,12 +9,12 @@
 
 #include "base/log.h"
 
-namespace tern::server {
+namespace tern::http {
 namespace {
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
-namespace http = beast::http;
+namespace bhttp = beast::http;
 
 // Lingering close (nginx's lingering_time / lingering_timeout): how long, and how much, a connection whose request
 // was refused unread goes on reading and discarding before it closes.
@@ -29,23 +29,23 @@ std::string target_path(beast::string_view target) {
 
 }  // namespace
 
-HttpSession::HttpSession(asio::ip::tcp::socket socket, SessionHost& host) : stream_(std::move(socket)), host_(host) {}
+Session::Session(asio::ip::tcp::socket socket, SessionHost& host) : stream_(std::move(socket)), host_(host) {}
 
-HttpSession::~HttpSession() {
+Session::~Session() {
     job_.reset();  // clears the engine listener (the job always goes on the strand before this; see finish_job)
     host_.session_closed(this);
 }
 
-void HttpSession::start() { read_header(); }
+void Session::start() { read_header(); }
 
-void HttpSession::shut_down() {
+void Session::shut_down() {
     keep_alive_ = false;  // whatever is under way is the last response
     if (!job_ && !writing_ && parser_ && !parser_->got_some()) close();
 }
 
-void HttpSession::drop_job() { job_.reset(); }
+void Session::drop_job() { job_.reset(); }
 
-void HttpSession::read_header() {
+void Session::read_header() {
     if (closing_) return;
     parser_.emplace();
     parser_->header_limit(static_cast<std::uint32_t>(host_.options().max_header_bytes));
@@ -53,19 +53,19 @@ void HttpSession::read_header() {
     // A kept-alive connection may sit idle for idle_timeout_s; a new one must send its request within read_timeout_s.
     const int seconds = keep_alive_ ? host_.options().idle_timeout_s : host_.options().read_timeout_s;
     stream_.expires_after(std::chrono::seconds(seconds));
-    http::async_read_header(stream_, buffer_, *parser_,
+    bhttp::async_read_header(stream_, buffer_, *parser_,
                             [self = shared_from_this()](beast::error_code error, size_t) { self->on_header(error); });
 }
 
-void HttpSession::on_header(beast::error_code error) {
+void Session::on_header(beast::error_code error) {
     keep_alive_ = false;  // until a whole request says otherwise
-    if (error == http::error::end_of_stream || error == asio::error::eof || error == beast::error::timeout ||
+    if (error == bhttp::error::end_of_stream || error == asio::error::eof || error == beast::error::timeout ||
         error == asio::error::operation_aborted) {
         return close();  // the client left between requests, or never sent one in time
     }
     if (error) return answer_read_error(error);
     const auto& header = parser_->get();
-    if (beast::iequals(header[http::field::expect], "100-continue")) {
+    if (beast::iequals(header[bhttp::field::expect], "100-continue")) {
         static const std::string kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
         asio::async_write(stream_, asio::buffer(kContinue), [self = shared_from_this()](beast::error_code error, size_t) {
             if (error) return self->close();
@@ -76,78 +76,78 @@ void HttpSession::on_header(beast::error_code error) {
     read_body();
 }
 
-void HttpSession::read_body() {
+void Session::read_body() {
     stream_.expires_after(std::chrono::seconds(host_.options().read_timeout_s));
-    http::async_read(stream_, buffer_, *parser_,
+    bhttp::async_read(stream_, buffer_, *parser_,
                      [self = shared_from_this()](beast::error_code error, size_t) { self->on_request(error); });
 }
 
 // A request that cannot be read whole gets its answer, and the connection closes after it (keep_alive_ is false).
-void HttpSession::answer_read_error(beast::error_code error) {
+void Session::answer_read_error(beast::error_code error) {
     request_unread_ = true;
-    if (error == http::error::header_limit) {
-        return answer(Routes::error_answer(431, fmt::format("the request headers are too large (over {} bytes)",
+    if (error == bhttp::error::header_limit) {
+        return answer(error_answer(431, fmt::format("the request headers are too large (over {} bytes)",
                                                             host_.options().max_header_bytes)));
     }
-    if (error == http::error::body_limit) {  // from Content-Length at once, or as a chunked body grows
-        return answer(Routes::error_answer(413, fmt::format("the request body is too large (over {} bytes)",
+    if (error == bhttp::error::body_limit) {  // from Content-Length at once, or as a chunked body grows
+        return answer(error_answer(413, fmt::format("the request body is too large (over {} bytes)",
                                                             host_.options().max_body_bytes)));
     }
-    answer(Routes::error_answer(400, "malformed HTTP request: " + error.message()));
+    answer(error_answer(400, "malformed HTTP request: " + error.message()));
 }
 
-void HttpSession::on_request(beast::error_code error) {
-    if (error == beast::error::timeout || error == asio::error::eof || error == http::error::end_of_stream ||
+void Session::on_request(beast::error_code error) {
+    if (error == beast::error::timeout || error == asio::error::eof || error == bhttp::error::end_of_stream ||
         error == asio::error::operation_aborted) {
         return close();
     }
     if (error) return answer_read_error(error);
     auto message = parser_->release();
     keep_alive_ = message.keep_alive() && !host_.stopping();
-    IncomingRequest request{std::string(message.method_string()), target_path(message.target()),
-                            std::string(message[http::field::authorization]), std::move(message.body())};
+    Request request{std::string(message.method_string()), target_path(message.target()), {}, std::move(message.body())};
+    for (const auto& field : message) request.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
     dispatch(std::move(request));
 }
 
 // Light requests are answered here; the rest go to a worker and come back to this strand with their result.
-void HttpSession::dispatch(IncomingRequest request) {
+void Session::dispatch(Request request) {
     stream_.expires_never();
-    if (std::optional<HttpAnswer> at_once = host_.routes().answer_at_once(request)) return answer(std::move(*at_once));
+    if (std::optional<Answer> at_once = host_.handler().answer_at_once(request)) return answer(std::move(*at_once));
     host_.run_on_worker([self = shared_from_this(), request = std::move(request)] {
-        auto result = std::make_shared<RouteResult>(HttpAnswer{});
+        auto result = std::make_shared<RouteResult>(Answer{});
         try {
-            *result = self->host_.routes().route(request);
+            *result = self->host_.handler().route(request);
         } catch (const std::exception& error) {
             log_error("request to {} failed: {}", request.path, error.what());
-            *result = Routes::error_answer(500, "internal error while handling the request");
+            *result = error_answer(500, "internal error while handling the request");
         }
         asio::post(self->stream_.get_executor(), [self, result] {
             if (auto* job = std::get_if<std::unique_ptr<PendingAnswer>>(result.get())) {
                 return self->start_job(std::move(*job));
             }
-            self->answer(std::move(std::get<HttpAnswer>(*result)));
+            self->answer(std::move(std::get<Answer>(*result)));
         });
     });
 }
 
-void HttpSession::answer(HttpAnswer answer) {
+void Session::answer(Answer answer) {
     if (closing_) return;
-    auto response = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(answer.status), 11);
-    response->set(http::field::content_type, answer.content_type);
+    auto response = std::make_shared<bhttp::response<bhttp::string_body>>(static_cast<bhttp::status>(answer.status), 11);
+    response->set(bhttp::field::content_type, answer.content_type);
     for (const auto& [name, value] : answer.headers) response->set(name, value);
     response->body() = std::move(answer.body);
     response->keep_alive(keep_alive_);
     response->prepare_payload();
     writing_ = true;
     stream_.expires_after(std::chrono::seconds(host_.options().write_timeout_s));
-    http::async_write(stream_, *response,
+    bhttp::async_write(stream_, *response,
                       [self = shared_from_this(), response, keep_alive = keep_alive_](beast::error_code error, size_t) {
                           self->writing_ = false;
                           self->on_written(keep_alive, error);
                       });
 }
 
-void HttpSession::on_written(bool keep_alive, beast::error_code error) {
+void Session::on_written(bool keep_alive, beast::error_code error) {
     if (!error && request_unread_) return linger_then_close();
     if (error || !keep_alive || !keep_alive_) return close();
     read_header();
@@ -156,7 +156,7 @@ void HttpSession::on_written(bool keep_alive, beast::error_code error) {
 // After answering a request that was not read whole (413, 431, 400), the client may still be sending it: closing
 // with its bytes unread makes the kernel reset the connection, and a client still writing never reads the answer.
 // So: stop sending, read and discard for a moment (bounded in time and bytes), then close.
-void HttpSession::linger_then_close() {
+void Session::linger_then_close() {
     beast::error_code ignored;
     stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
     stream_.expires_after(std::chrono::seconds(kLingerSeconds));
@@ -164,7 +164,7 @@ void HttpSession::linger_then_close() {
     discard_input(kLingerMaxBytes);
 }
 
-void HttpSession::discard_input(size_t budget) {
+void Session::discard_input(size_t budget) {
     stream_.async_read_some(asio::buffer(discard_), [self = shared_from_this(), budget](beast::error_code error,
                                                                                          size_t bytes) {
         if (error || bytes >= budget) return self->close();
@@ -172,7 +172,7 @@ void HttpSession::discard_input(size_t budget) {
     });
 }
 
-void HttpSession::close() {
+void Session::close() {
     if (closing_) return;
     closing_ = true;
     beast::error_code ignored;
@@ -180,4 +180,4 @@ void HttpSession::close() {
     stream_.close();
 }
 
-}  // namespace tern::server
+}  // namespace tern::http

@@ -1,49 +1,46 @@
 // One client connection of the HTTP server: reads requests one after another (keep-alive), answers them, and for a
-// generation request writes the engine's outputs as they come (a whole body, or SSE chunks) while it watches the
-// socket, so that a client that goes away aborts its request at once. Everything a session does runs on its strand.
+// pending answer writes its output as it comes (a whole body, or SSE chunks) while it watches the socket, so that a
+// client that goes away cancels the work at once. Everything a session does runs on its strand.
 #pragma once
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
-#include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <atomic>
-#include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "server/http_routes.h"
-#include "server/http_server.h"
+#include "http/server.h"
 
-namespace tern::server {
+namespace tern::http {
 
-// What a session needs from its server: the routes, the options, the worker pool and the request log.
+// What a session needs from its server.
 class SessionHost {
 public:
     virtual ~SessionHost() = default;
-    virtual const HttpOptions& options() const = 0;
-    virtual const Routes& routes() const = 0;
+    virtual const ServerOptions& options() const = 0;
+    virtual const Handler& handler() const = 0;
     virtual void run_on_worker(std::function<void()> work) = 0;
-    virtual void log_request(const std::string& path, const Outcome& outcome) = 0;
     virtual bool stopping() const = 0;
-    virtual void session_closed(class HttpSession* session) = 0;
+    virtual void session_closed(class Session* session) = 0;
 };
 
-class HttpSession : public std::enable_shared_from_this<HttpSession> {
+class Session : public std::enable_shared_from_this<Session> {
 public:
-    HttpSession(boost::asio::ip::tcp::socket socket, SessionHost& host);
-    ~HttpSession();
+    Session(boost::asio::ip::tcp::socket socket, SessionHost& host);
+    ~Session();
 
     void start();
     boost::asio::any_io_executor executor() { return stream_.get_executor(); }
     // From the server's stop(): an idle connection closes now, one with a response under way after it.
     void shut_down();
-    // After the I/O threads are joined: drops the generation job (and its engine listener) on the calling thread.
+    // After the I/O threads are joined: drops the pending answer (and its listener) on the calling thread.
     void drop_job();
 
 private:
@@ -54,13 +51,15 @@ private:
     void read_body();
     void on_request(boost::beast::error_code error);
     void answer_read_error(boost::beast::error_code error);
-    void dispatch(IncomingRequest request);
-    void answer(HttpAnswer answer);
+    void dispatch(Request request);
+    void answer(Answer answer);
     void on_written(bool keep_alive, boost::beast::error_code error);
     void linger_then_close();
     void discard_input(size_t budget);
 
+    // session_job.cc: a pending answer.
     void start_job(std::unique_ptr<PendingAnswer> job);
+    void start_stream();
     void limit_kernel_send_buffer();
     void schedule_pump();
     void pump();
@@ -82,6 +81,7 @@ private:
     std::vector<char> discard_;      // what a lingering connection reads, thrown away
 
     std::unique_ptr<PendingAnswer> job_;
+    bool stream_started_ = false;    // the SSE response header is written
     std::string unsent_;             // SSE bytes produced and not yet handed to a write
     std::string in_flight_;          // the chunk being written
     bool writing_ = false;
@@ -90,4 +90,4 @@ private:
     std::atomic<bool> pump_posted_{false};
 };
 
-}  // namespace tern::server
+}  // namespace tern::http

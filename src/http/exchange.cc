@@ -1,0 +1,40 @@
+#include "http/exchange.h"
+
+#include <cctype>
+#include <nlohmann/json.hpp>
+
+#include "api/openai_types.h"
+
+namespace tern::http {
+
+namespace {
+
+bool equal_ignoring_case(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (size_t idx = 0; idx < a.size(); ++idx) {
+        if (std::tolower(static_cast<unsigned char>(a[idx])) != std::tolower(static_cast<unsigned char>(b[idx]))) {
+            return false;
+        }
+    }
+    return true;
+}
+
+}  // namespace
+
+std::string_view Request::header(std::string_view name) const {
+    for (const auto& [key, value] : headers) {
+        if (equal_ignoring_case(key, name)) return value;
+    }
+    return {};
+}
+
+Answer json_answer(int status, std::string body) { return Answer{status, "application/json", std::move(body), {}}; }
+
+Answer error_answer(int status, const std::string& message, const std::string& param) {
+    Answer answer = json_answer(status, api::error_body(status, message, param)
+                                            .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    if (status == 429 || status == 503) answer.headers.emplace_back("Retry-After", "1");
+    return answer;
+}
+
+}  // namespace tern::http

@@ -1,0 +1,87 @@
+#include "route/route_metrics.h"
+
+#include "route/routing.h"
+
+namespace tern::route {
+namespace {
+
+template <typename T>
+T* must(Result<T*> family) {
+    TERN_CHECK(family.is_ok()) << family.status().message();
+    return family.value();
+}
+
+// Seconds, from 1 ms to 5 minutes: a router's own answers take microseconds, a long generation minutes.
+std::vector<double> latency_bounds() {
+    return {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300};
+}
+
+}  // namespace
+
+RouteMetrics::RouteMetrics() {
+    requests_ = must(registry_.add_counter("tern_route:requests_total", "Requests relayed, by model, canary version, pool and status",
+                                           {"model", "version", "pool", "code"}));
+    refused_ = must(registry_.add_counter("tern_route:refused_total",
+                                          "Requests answered by the router without a replica, by status", {"code"}));
+    upstream_failures_ = must(registry_.add_counter("tern_route:upstream_failures_total",
+                                                    "Attempts that failed on the replica's side", {"replica", "kind"}));
+    retries_ = must(registry_.add_counter("tern_route:retries_total", "Requests retried on another replica", {"pool"}));
+    cache_hits_ = must(registry_.add_counter("tern_route:cache_hits_total", "Requests answered from the response cache"));
+    merged_ = must(registry_.add_counter("tern_route:merged_total",
+                                         "Requests answered by an identical request in flight (not sent to a replica)"));
+    tier_requests_ = must(registry_.add_counter("tern_route:two_tier_requests_total",
+                                                "Two-tier requests by the tier that answered", {"model", "tier"}));
+    tier_tokens_ = must(registry_.add_counter("tern_route:two_tier_tokens_total",
+                                              "Tokens (prompt and completion) each tier used", {"model", "tier"}));
+    escalations_ = must(registry_.add_counter("tern_route:escalations_total",
+                                              "Two-tier requests sent on to the large tier, by reason",
+                                              {"model", "reason"}));
+    ttft_ = must(registry_.add_histogram("tern_route:time_to_first_token_seconds",
+                                         "From the request's arrival to its first relayed event (whole answers: the answer)",
+                                         latency_bounds(), {"model"}));
+    e2e_ = must(registry_.add_histogram("tern_route:e2e_request_latency_seconds",
+                                        "From the request's arrival to its last byte", latency_bounds(), {"model"}));
+    healthy_ = must(registry_.add_gauge("tern_route:replica_healthy", "1 when the replica takes requests", {"replica"}));
+    outstanding_ = must(registry_.add_gauge("tern_route:replica_requests_in_flight",
+                                            "Requests in flight to the replica through this router", {"replica"}));
+}
+
+void RouteMetrics::observe(const std::string& model, const std::string& version, const std::string& pool,
+                           const RelayResult& result) {
+    requests_->with_labels({model, version, pool, std::to_string(result.status)}).inc();
+    if (result.attempts > 1) retries_->with_labels({pool}).inc(result.attempts - 1);
+    if (result.failure != UpstreamFailure::kNone && result.failure != UpstreamFailure::kCancelled) {
+        upstream_failures_->with_labels({result.replica, std::string(to_string(result.failure))}).inc();
+    }
+    if (result.status < 400) {
+        if (result.ttft_ms >= 0) ttft_->with_labels({model}).observe(result.ttft_ms / 1000);
+        e2e_->with_labels({model}).observe(result.total_ms / 1000);
+    }
+}
+
+void RouteMetrics::tier_answered(const std::string& model, const std::string& tier, double tokens) {
+    tier_requests_->with_labels({model, tier}).inc();
+    if (tokens > 0) tier_tokens_->with_labels({model, tier}).inc(tokens);
+}
+
+void RouteMetrics::escalated(const std::string& model, const std::string& reason) {
+    escalations_->with_labels({model, reason}).inc();
+}
+
+void RouteMetrics::refused(int status) { refused_->with_labels({std::to_string(status)}).inc(); }
+
+void RouteMetrics::watch(const std::shared_ptr<const Routing>& routing) {
+    for (const auto& replica : routing->all_replicas()) {
+        std::weak_ptr<Replica> weak_replica = replica;
+        healthy_->set_callback({replica->origin()}, [weak_replica] {
+            auto alive = weak_replica.lock();
+            return alive && alive->healthy() ? 1.0 : 0.0;
+        });
+        outstanding_->set_callback({replica->origin()}, [weak_replica] {
+            auto alive = weak_replica.lock();
+            return alive ? static_cast<double>(alive->outstanding()) : 0.0;
+        });
+    }
+}
+
+}  // namespace tern::route

@@ -1,0 +1,52 @@
+// tern route's Prometheus metrics: what clients saw through the router (requests by model, pool and status; TTFT
+// and end-to-end latency as measured at the router) and what the replicas did (failures by kind, retries, health and
+// requests in flight per replica).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "metrics/registry.h"
+#include "route/relay.h"
+
+namespace tern::route {
+
+class Routing;
+
+class RouteMetrics {
+public:
+    RouteMetrics();
+    // A relayed request ended.
+    void observe(const std::string& model, const std::string& version, const std::string& pool,
+                 const RelayResult& result);
+    // A request answered by the router itself (401, 404, 400, 503 ...).
+    void refused(int status);
+    // A request answered from the cache, or from an identical request in flight.
+    void cache_hit() { cache_hits_->get().inc(); }
+    void merged() { merged_->get().inc(); }
+    // A two-tier request answered by `tier` ("small" or "large"), with the tokens that tier used (<0: unknown), and
+    // why it went to the large one.
+    void tier_answered(const std::string& model, const std::string& tier, double tokens);
+    void escalated(const std::string& model, const std::string& reason);
+    // The per-replica gauges of `routing` (after each reload).
+    void watch(const std::shared_ptr<const Routing>& routing);
+    std::string render() const { return registry_.render(); }
+
+private:
+    metrics::Registry registry_;
+    metrics::Family<metrics::Counter>* requests_ = nullptr;
+    metrics::Family<metrics::Counter>* refused_ = nullptr;
+    metrics::Family<metrics::Counter>* upstream_failures_ = nullptr;
+    metrics::Family<metrics::Counter>* retries_ = nullptr;
+    metrics::Family<metrics::Counter>* cache_hits_ = nullptr;
+    metrics::Family<metrics::Counter>* merged_ = nullptr;
+    metrics::Family<metrics::Counter>* tier_requests_ = nullptr;
+    metrics::Family<metrics::Counter>* tier_tokens_ = nullptr;
+    metrics::Family<metrics::Counter>* escalations_ = nullptr;
+    metrics::Family<metrics::Histogram>* ttft_ = nullptr;
+    metrics::Family<metrics::Histogram>* e2e_ = nullptr;
+    metrics::Family<metrics::Gauge>* healthy_ = nullptr;
+    metrics::Family<metrics::Gauge>* outstanding_ = nullptr;
+};
+
+}  // namespace tern::route
