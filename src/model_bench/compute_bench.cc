@@ -1,5 +1,7 @@
 // Compute-ceiling probes: every thread runs the kernel table's peak loops (kernels.h) at once, so the figures are
 // what the matmul kernels can at best reach with the same thread count.
+#include <vector>
+
 #include "kernels/kernels.h"
 #include "model_bench/model_bench.h"
 #include "model_bench/timing.h"
@@ -12,12 +14,16 @@ constexpr int64_t kIterations = int64_t{1} << 22;
 
 // Operations per second of `loop` run by every thread of the pool at once.
 double timed_peak(ThreadPool& pool, kernels::PeakLoopFn loop, int ops_per_instruction) {
-    volatile double sink = 0.0;  // keeps the results from being optimised away
+    // One result per unit, summed into a volatile afterwards: keeps the loops from being optimised away without the
+    // threads sharing a variable (ThreadSanitizer found the shared sum this had before).
+    std::vector<double> results(static_cast<size_t>(pool.num_threads()), 0.0);
     const double seconds = timed_seconds([&] {
         pool.parallel_for(pool.num_threads(), [&](int64_t begin, int64_t end, int) {
-            for (int64_t unit = begin; unit < end; ++unit) sink = sink + loop(kIterations);
+            for (int64_t unit = begin; unit < end; ++unit) results[static_cast<size_t>(unit)] += loop(kIterations);
         });
     });
+    volatile double sink = 0.0;
+    for (double result : results) sink = sink + result;
     return static_cast<double>(pool.num_threads()) * kIterations * kernels::kPeakChains * ops_per_instruction / seconds;
 }
 

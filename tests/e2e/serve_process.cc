@@ -22,6 +22,12 @@
 #include "run_command.h"
 
 namespace tern::testing {
+
+int time_scale() {
+    const char* scale = std::getenv("TERN_TEST_TIME_SCALE");
+    return scale != nullptr ? std::max(1, std::atoi(scale)) : 1;
+}
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -122,6 +128,11 @@ void ServeProcess::launch(const std::vector<std::string>& args) {
     log_path_ = temp_dir() + "/serve_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + ".log";
     std::vector<std::string> words = {TERN_BINARY, command_, "--port", "0"};
     words.insert(words.end(), args.begin(), args.end());
+    // Under a sanitizer the default KV budget (40% of memory, touched at start) is multiplied by shadow memory: two
+    // such servers at once were killed for memory under ThreadSanitizer. The tests need far less.
+    if (command_ == "serve" && time_scale() > 1 && std::find(args.begin(), args.end(), "--kv-cache-mem") == args.end()) {
+        words.insert(words.end(), {"--kv-cache-mem", "0.5"});
+    }
     exit_status_ = -2;
     pid_ = spawn_with_log(std::move(words), log_path_);
 }
@@ -138,7 +149,7 @@ bool ServeProcess::wait_for_log(const std::string& text, std::chrono::millisecon
 
 std::string ServeProcess::start(const std::vector<std::string>& args, std::chrono::milliseconds timeout) {
     // Sanitizer builds (ThreadSanitizer above all) load and warm a model up many times slower.
-    if (const char* scale = std::getenv("TERN_TEST_TIME_SCALE")) timeout *= std::max(1, std::atoi(scale));
+    timeout *= time_scale();
     launch(args);
     const auto deadline = Clock::now() + timeout;
     while (Clock::now() < deadline) {
@@ -191,14 +202,14 @@ std::string ServeProcess::log() const { return read_file(log_path_); }
 HttpReply http_get(int port, const std::string& path, const HeaderList& headers) {
     httplib::Client client("127.0.0.1", port);
     client.set_connection_timeout(5, 0);
-    client.set_read_timeout(60, 0);
+    client.set_read_timeout(60 * time_scale(), 0);
     return to_reply(client.Get(path.c_str(), to_headers(headers)));
 }
 
 HttpReply http_post(int port, const std::string& path, const std::string& body, const HeaderList& headers) {
     httplib::Client client("127.0.0.1", port);
     client.set_connection_timeout(5, 0);
-    client.set_read_timeout(60, 0);
+    client.set_read_timeout(60 * time_scale(), 0);
     return to_reply(client.Post(path.c_str(), to_headers(headers), body, "application/json"));
 }
 
@@ -206,7 +217,7 @@ StreamReply post_stream(int port, const std::string& path, const std::string& bo
                         const std::function<bool(const std::string&)>& on_event, const HeaderList& headers) {
     httplib::Client client("127.0.0.1", port);
     client.set_connection_timeout(10, 0);
-    client.set_read_timeout(60, 0);
+    client.set_read_timeout(60 * time_scale(), 0);
     StreamReply reply;
     std::string buffer;
     httplib::Request request;

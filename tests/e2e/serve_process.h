@@ -94,6 +94,10 @@ bool is_valid_utf8(const std::string& text);
 // `log_path` (`stdout_too`: stdout as well); returns its pid.
 pid_t spawn_with_log(std::vector<std::string> words, const std::string& log_path, bool stdout_too = false);
 
+// How many times slower than a release build the code under test runs (TERN_TEST_TIME_SCALE: 4 under ASan, 10
+// under TSan, set by scripts/test); waits for the server stretch by it.
+int time_scale();
+
 // A TCP port that was free a moment ago on 127.0.0.1.
 int free_port();
 

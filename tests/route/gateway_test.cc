@@ -395,5 +395,51 @@ TEST(RouteGateway, TwoTierEscalatesARefusalAndAnAnswerCutOnLength) {
     EXPECT_EQ(large.requests(), 2);
 }
 
+std::string policy_config(const std::vector<std::string>& urls, const std::string& policy) {
+    std::string list;
+    for (const std::string& url : urls) list += (list.empty() ? "\"" : ", \"") + url + "\"";
+    return "[health]\nscrape_interval_ms = 20\n[pools.main]\nbackends = [" + list + "]\npolicy = \"" + policy +
+           "\"\n[models.m]\npool = \"main\"\n";
+}
+
+TEST(RouteGateway, LoadAwareSendsToTheReplicaWhoseQueueIsShorter) {
+    FixtureBackend busy;
+    FixtureBackend idle;
+    busy.set_load(20, 0.9);  // what its /metrics says
+    RouteUnderTest route(policy_config({busy.url(), idle.url()}, "load_aware"));
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // several scrapes
+    for (int idx = 0; idx < 10; ++idx) ASSERT_EQ(testing::http_post(route.port(), "/v1/completions", kCompletion).status, 200);
+    EXPECT_EQ(busy.requests(), 0);
+    EXPECT_EQ(idle.requests(), 10);
+    busy.set_load(0, 0);
+    idle.set_load(20, 0.9);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    for (int idx = 0; idx < 10; ++idx) ASSERT_EQ(testing::http_post(route.port(), "/v1/completions", kCompletion).status, 200);
+    EXPECT_EQ(busy.requests(), 10);
+}
+
+TEST(RouteGateway, PrefixAffinityKeepsASharedPromptOnOneReplica) {
+    std::vector<std::unique_ptr<FixtureBackend>> replicas;
+    std::vector<std::string> urls;
+    for (int idx = 0; idx < 3; ++idx) {
+        replicas.push_back(std::make_unique<FixtureBackend>());
+        urls.push_back(replicas.back()->url());
+    }
+    RouteUnderTest route(policy_config(urls, "prefix_affinity"));
+    const std::string system(300, 's');  // longer than the bytes that decide
+    for (int idx = 0; idx < 12; ++idx) {
+        const json body = {{"model", "m"}, {"prompt", system + " question " + std::to_string(idx)}};
+        ASSERT_EQ(testing::http_post(route.port(), "/v1/completions", body.dump()).status, 200);
+    }
+    int used = 0;
+    for (const auto& replica : replicas) used += replica->requests() > 0 ? 1 : 0;
+    EXPECT_EQ(used, 1) << "one shared prompt, one replica (requests one after another never exceed the load bound)";
+    for (int idx = 0; idx < 30; ++idx) {
+        const json body = {{"model", "m"}, {"prompt", "topic " + std::to_string(idx) + std::string(300, 'x')}};
+        ASSERT_EQ(testing::http_post(route.port(), "/v1/completions", body.dump()).status, 200);
+    }
+    for (const auto& replica : replicas) EXPECT_GT(replica->requests(), 0) << "different prompts spread";
+}
+
 }  // namespace
 }  // namespace tern::route
