@@ -90,7 +90,6 @@ private:
     std::condition_variable served_;
     bool stop_requested_ = false;
     bool serving_ = false;
-    bool stopped_ = false;
 };
 
 Status Server::Impl::bind() {

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <fstream>
-#include <limits>
 #include <set>
 #include <sstream>
 
@@ -11,8 +10,6 @@
 
 namespace tern::route {
 namespace {
-
-constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
 
 const toml::table* table_at(ConfigReader& reader, const toml::table& parent, std::string_view path,
                             std::string_view key) {

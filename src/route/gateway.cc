@@ -278,7 +278,7 @@ http::RouteResult Gateway::relay(std::shared_ptr<const Routing> routing, const h
     if (incoming.model->two_tier) return start_two_tier(routing, std::move(incoming), request, admission, arrival);
     if (!key) return start(routing, std::move(incoming), request, admission, arrival, std::nullopt);
     // Served without a replica: charged no tokens.
-    auto answered_here = [this, routing, admission, tenant = incoming.tenant_index](int) {
+    auto answered_here = [routing, admission, tenant = incoming.tenant_index](int) {
         if (tenant) routing->limits().finish(*tenant, admission, 0, std::chrono::steady_clock::now());
     };
     if (auto hit = routing->cache().find(*key, std::chrono::steady_clock::now())) {
@@ -361,7 +361,7 @@ std::unique_ptr<http::PendingAnswer> Gateway::start_two_tier(const std::shared_p
         answer->resolve(std::make_shared<Recording>(client_answer(small_answer, client_body, chat)));
     };
     auto small_job = std::make_unique<RelayJob>(upstream_, std::move(plan), std::move(replica));
-    auto finished_small = [this, routing, admission, tenant = incoming.tenant_index](int) {
+    auto finished_small = [routing, admission, tenant = incoming.tenant_index](int) {
         if (tenant) routing->limits().finish(*tenant, admission, -1, std::chrono::steady_clock::now());
     };
     return deferred_job(std::move(answer), finished_small, std::move(small_job));

@@ -163,7 +163,11 @@ void Relay::on_done(int generation, Replica& replica, UpstreamFailure failure, s
         result_.status = status_;
         return complete(lock, status_ == 200 && (delivery_ == http::Delivery::kWhole || saw_done_));
     }
-    if (failure == UpstreamFailure::kCancelled) return;  // client_gone() finished the answer already
+    if (failure == UpstreamFailure::kCancelled) {  // the job was dropped unfinished (client_gone() finishes first)
+        finished_ = true;
+        result_.status = 499;
+        return complete(lock, false);  // whoever waits on this answer learns it failed
+    }
     replica.failed();
     if (!body_started_ && delivery_ != http::Delivery::kStream && retry_locked(lock)) return;
     if (delivery_ == http::Delivery::kStream) {  // the stream broke: the client gets an error event, then the end
