@@ -30,10 +30,28 @@ std::string_view Request::header(std::string_view name) const {
 
 Answer json_answer(int status, std::string body) { return Answer{status, "application/json", std::move(body), {}}; }
 
+void set_retry_after(Answer& answer, int seconds) {
+    for (auto& [name, value] : answer.headers) {
+        if (equal_ignoring_case(name, "Retry-After")) {
+            value = std::to_string(seconds);
+            return;
+        }
+    }
+    answer.headers.emplace_back("Retry-After", std::to_string(seconds));
+}
+
+void add_retry_after_if_refused(Answer& answer) {
+    if (answer.status != 429 && answer.status != 503) return;
+    for (const auto& [name, value] : answer.headers) {
+        if (equal_ignoring_case(name, "Retry-After")) return;
+    }
+    answer.headers.emplace_back("Retry-After", "1");
+}
+
 Answer error_answer(int status, const std::string& message, const std::string& param) {
     Answer answer = json_answer(status, api::error_body(status, message, param)
                                             .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-    if (status == 429 || status == 503) answer.headers.emplace_back("Retry-After", "1");
+    add_retry_after_if_refused(answer);
     return answer;
 }
 

@@ -35,6 +35,10 @@ struct Answer {
 };
 
 Answer json_answer(int status, std::string body);
+// A 429 or 503 tells the client when to try again: Retry-After: 1 unless the answer has one already.
+void add_retry_after_if_refused(Answer& answer);
+// Sets Retry-After to `seconds`, replacing any there.
+void set_retry_after(Answer& answer, int seconds);
 // An OpenAI error body ({"error": {"message", "type", "code", "param"}}); 429 and 503 carry Retry-After: 1.
 Answer error_answer(int status, const std::string& message, const std::string& param = "");
 

@@ -20,6 +20,25 @@ const toml::table* table_at(ConfigReader& reader, const toml::table& parent, std
     return nullptr;
 }
 
+// Calls `read(path, name, table)` for each entry of the table root[key] ([pools.NAME], [models.NAME], ...), each of
+// which must be a table (`shape` says what it should hold). Returns false when root[key] is absent or empty.
+template <typename Read>
+bool for_each_named_table(ConfigReader& reader, const toml::table& root, std::string_view key, std::string_view shape,
+                          Read read) {
+    const toml::table* table = table_at(reader, root, "", key);
+    if (table == nullptr || table->empty()) return false;
+    for (const auto& [name, node] : *table) {
+        const std::string path = ConfigReader::join(key, name.str());
+        const toml::table* entry = node.as_table();
+        if (entry == nullptr) {
+            reader.fail(path, fmt::format("expected a table with {}", shape));
+            return true;
+        }
+        read(path, std::string(name.str()), *entry);
+    }
+    return true;
+}
+
 void read_listen(ConfigReader& reader, const toml::table& root, ListenConfig& listen) {
     const toml::table* table = table_at(reader, root, "", "listen");
     if (table == nullptr) return;
@@ -94,17 +113,14 @@ void read_pool(ConfigReader& reader, const std::string& path, const toml::table&
 }
 
 void read_pools(ConfigReader& reader, const toml::table& root, std::vector<PoolConfig>& pools) {
-    const toml::table* table = table_at(reader, root, "", "pools");
-    if (table == nullptr || table->empty()) {
-        return reader.fail("pools", "no pool is configured; add one, e.g. [pools.main] backends = [\"http://127.0.0.1:8001\"]");
-    }
-    for (const auto& [key, node] : *table) {
-        const std::string path = ConfigReader::join("pools", key.str());
-        const toml::table* pool_table = node.as_table();
-        if (pool_table == nullptr) return reader.fail(path, "expected a table with 'backends'");
-        PoolConfig pool{.name = std::string(key.str())};
-        read_pool(reader, path, *pool_table, pool);
-        pools.push_back(std::move(pool));
+    const bool any = for_each_named_table(reader, root, "pools", "'backends'",
+                                          [&](const std::string& path, std::string name, const toml::table& table) {
+                                              PoolConfig pool{.name = std::move(name)};
+                                              read_pool(reader, path, table, pool);
+                                              pools.push_back(std::move(pool));
+                                          });
+    if (!any) {
+        reader.fail("pools", "no pool is configured; add one, e.g. [pools.main] backends = [\"http://127.0.0.1:8001\"]");
     }
 }
 
@@ -183,18 +199,13 @@ void read_model(ConfigReader& reader, const std::string& path, const toml::table
 }
 
 void read_models(ConfigReader& reader, const toml::table& root, std::vector<ModelRoute>& models) {
-    const toml::table* table = table_at(reader, root, "", "models");
-    if (table == nullptr || table->empty()) {
-        return reader.fail("models", "no model is configured; add one, e.g. [models.llama] pool = \"main\"");
-    }
-    for (const auto& [key, node] : *table) {
-        const std::string path = ConfigReader::join("models", key.str());
-        const toml::table* model_table = node.as_table();
-        if (model_table == nullptr) return reader.fail(path, "expected a table with 'pool' or 'versions'");
-        ModelRoute model{.name = std::string(key.str())};
-        read_model(reader, path, *model_table, model);
-        models.push_back(std::move(model));
-    }
+    const bool any = for_each_named_table(reader, root, "models", "'pool' or 'versions'",
+                                          [&](const std::string& path, std::string name, const toml::table& table) {
+                                              ModelRoute model{.name = std::move(name)};
+                                              read_model(reader, path, table, model);
+                                              models.push_back(std::move(model));
+                                          });
+    if (!any) reader.fail("models", "no model is configured; add one, e.g. [models.llama] pool = \"main\"");
 }
 
 std::optional<Sha256> read_key_hash(ConfigReader& reader, const std::string& path, const toml::table& table) {
@@ -208,23 +219,23 @@ std::optional<Sha256> read_key_hash(ConfigReader& reader, const std::string& pat
     return hash;
 }
 
+void read_tenant(ConfigReader& reader, const std::string& path, const toml::table& table, TenantConfig& tenant) {
+    reader.allow_only(table, path, {"key_sha256", "requests_per_minute", "tokens_per_minute", "max_concurrency",
+                                    "models"});
+    if (auto hash = read_key_hash(reader, path, table)) tenant.key_sha256 = *hash;
+    reader.read(table, path, "requests_per_minute", tenant.requests_per_minute, 0, 1e12);
+    reader.read(table, path, "tokens_per_minute", tenant.tokens_per_minute, 0, 1e15);
+    reader.read(table, path, "max_concurrency", tenant.max_concurrency, 0, 1000000);
+    reader.read(table, path, "models", tenant.models);
+}
+
 void read_tenants(ConfigReader& reader, const toml::table& root, std::vector<TenantConfig>& tenants) {
-    const toml::table* table = table_at(reader, root, "", "tenants");
-    if (table == nullptr) return;
-    for (const auto& [key, node] : *table) {
-        const std::string path = ConfigReader::join("tenants", key.str());
-        const toml::table* tenant_table = node.as_table();
-        if (tenant_table == nullptr) return reader.fail(path, "expected a table with 'key_sha256'");
-        reader.allow_only(*tenant_table, path, {"key_sha256", "requests_per_minute", "tokens_per_minute",
-                                                "max_concurrency", "models"});
-        TenantConfig tenant{.name = std::string(key.str())};
-        if (auto hash = read_key_hash(reader, path, *tenant_table)) tenant.key_sha256 = *hash;
-        reader.read(*tenant_table, path, "requests_per_minute", tenant.requests_per_minute, 0, 1e12);
-        reader.read(*tenant_table, path, "tokens_per_minute", tenant.tokens_per_minute, 0, 1e15);
-        reader.read(*tenant_table, path, "max_concurrency", tenant.max_concurrency, 0, 1000000);
-        reader.read(*tenant_table, path, "models", tenant.models);
-        tenants.push_back(std::move(tenant));
-    }
+    for_each_named_table(reader, root, "tenants", "'key_sha256'",
+                         [&](const std::string& path, std::string name, const toml::table& table) {
+                             TenantConfig tenant{.name = std::move(name)};
+                             read_tenant(reader, path, table, tenant);
+                             tenants.push_back(std::move(tenant));
+                         });
 }
 
 void read_rules(ConfigReader& reader, const toml::table& root, std::vector<HeaderRule>& rules) {

@@ -253,10 +253,7 @@ std::optional<http::Answer> Gateway::admit(const Routing& routing, const Incomin
     admission = routing.limits().admit(*incoming.tenant_index, tokens, std::chrono::steady_clock::now());
     if (admission.admitted) return std::nullopt;
     http::Answer answer = refuse(admission.status, admission.message);
-    const int seconds = std::max(1, static_cast<int>(std::ceil(admission.retry_after_s)));
-    for (auto& [name, value] : answer.headers) {
-        if (name == "Retry-After") value = std::to_string(seconds);
-    }
+    http::set_retry_after(answer, std::max(1, static_cast<int>(std::ceil(admission.retry_after_s))));
     return answer;
 }
 

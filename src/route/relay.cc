@@ -50,7 +50,7 @@ private:
     void on_body(int generation, std::string_view bytes);
     void on_done(int generation, Replica& replica, UpstreamFailure failure, std::string_view detail);
     void take_event(std::string data);
-    bool read_usage(const std::string& data);
+    bool read_usage(const nlohmann::json& value);
     bool retry_locked(std::unique_lock<std::mutex>& lock);
     void complete(std::unique_lock<std::mutex>& lock, bool ok);
     void fail_locked(int status, const std::string& message);
@@ -149,7 +149,9 @@ void Relay::on_done(int generation, Replica& replica, UpstreamFailure failure, s
     result_.failure_detail = std::string(detail);
     if (failure == UpstreamFailure::kNone) {
         if (status_ < 500) replica.answered();
-        if (delivery_ == http::Delivery::kWhole) read_usage(whole_body_);
+        if (delivery_ == http::Delivery::kWhole && whole_body_.find("\"usage\"") != std::string::npos) {
+            read_usage(nlohmann::json::parse(whole_body_, nullptr, false));
+        }
         if (delivery_ == http::Delivery::kStream) {
             std::vector<api::SseEvent> last;
             sse_.finish(&last);
@@ -182,21 +184,21 @@ void Relay::on_done(int generation, Replica& replica, UpstreamFailure failure, s
     complete(lock, false);
 }
 
-// Only events that mention usage are parsed: the rest are relayed as they came.
+// Only events that mention usage are parsed, once: the rest are relayed as they came.
 void Relay::take_event(std::string data) {
     saw_done_ = data == "[DONE]";
-    if (data.find("\"usage\"") != std::string::npos && read_usage(data) && plan_.strip_usage_chunk) {
+    if (data.find("\"usage\"") != std::string::npos) {
         const nlohmann::json chunk = nlohmann::json::parse(data, nullptr, false);
-        if (chunk.is_object() && chunk.contains("choices") && chunk["choices"].empty()) return;  // asked by the router
+        const bool usage_only = read_usage(chunk) && chunk.contains("choices") &&
+                                chunk["choices"].empty();
+        if (usage_only && plan_.strip_usage_chunk) return;  // the router asked for it, the client did not
     }
     if (plan_.on_complete) recorded_.push_back(data);
     events_.push_back(std::move(data));
 }
 
 // Reads total_tokens from a body or chunk with a usage object; returns whether it had one.
-bool Relay::read_usage(const std::string& data) {
-    if (data.find("\"usage\"") == std::string::npos) return false;
-    const nlohmann::json value = nlohmann::json::parse(data, nullptr, false);
+bool Relay::read_usage(const nlohmann::json& value) {
     if (!value.is_object() || !value.contains("usage") || !value["usage"].is_object()) return false;
     const nlohmann::json& usage = value["usage"];
     if (usage.contains("total_tokens") && usage["total_tokens"].is_number()) {
@@ -285,7 +287,7 @@ void Relay::detach() {
 http::Answer Relay::whole_answer() const {
     std::lock_guard lock(mutex_);
     http::Answer answer{status_, content_type_.empty() ? "application/json" : content_type_, whole_body_, {}};
-    if (status_ == 429 || status_ == 503) answer.headers.emplace_back("Retry-After", "1");
+    http::add_retry_after_if_refused(answer);
     answer.headers.emplace_back("x-request-id", plan_.request_id);
     return answer;
 }

@@ -37,7 +37,7 @@ Routes::Routes(ApiKeys api_keys, std::function<std::string()> render_metrics, Re
 
 http::Answer outcome_answer(const Outcome& outcome) {
     http::Answer answer = http::json_answer(outcome.status, dump(outcome.body));
-    if (outcome.status == 429 || outcome.status == 503) answer.headers.emplace_back("Retry-After", "1");
+    http::add_retry_after_if_refused(answer);
     return answer;
 }
 
