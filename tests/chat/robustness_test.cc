@@ -83,6 +83,16 @@ TEST(Limits, EndlessWorkIsCut) {
     }
 }
 
+// Found by chat_template_fuzz (`messages * 2168611216` with no messages): an empty sequence repeated a huge
+// number of times is empty, as in Python, and costs nothing; the loop used to spin once per repetition.
+TEST(Limits, EmptySequenceRepeatedHugelyIsEmptyAtOnce) {
+    const Result<std::string> out = render(
+        "{{ ([] * 9223372036854775807)|length }},{{ ('' * 9223372036854775807)|length }},"
+        "{{ (9223372036854775807 * ())|length }}");
+    ASSERT_TRUE(out.is_ok()) << out.status().message();
+    EXPECT_EQ(out.value(), "0,0,0");
+}
+
 TEST(Limits, OutputLimitIsConfigurable) {
     RenderOptions options;
     options.max_output_bytes = 10;
