@@ -14,7 +14,7 @@ Value missing_attribute(const Value& object, std::string_view name) {
 }
 
 Value missing_element(const Value& object, const Value& key) {
-    return Value::undefined(object_name(object) + " has no element " + key.repr());
+    return Value::undefined(object_name(object) + " has no element " + key.brief_repr());
 }
 
 Value bound_method(const Value& receiver, std::string_view name) {

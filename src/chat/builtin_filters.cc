@@ -27,8 +27,16 @@ Result<Value> lookup_path(const Value& item, const Value& attribute) {
 
 Value ignore_case(const Value& value) { return value.is_string() ? Value::string(py_lower(value.as_string())) : value; }
 
+// Charges for comparing every key `times` times (each comparison walks a key at most whole).
+Status charge_keys(const std::vector<std::pair<Value, Value>>& keyed, uint64_t times, Budget& budget) {
+    uint64_t weight = 0;
+    for (const auto& entry : keyed) weight = std::min(weight + entry.first.weight(), uint64_t{UINT32_MAX});
+    return budget.charge_items(weight * times);  // the charge fails long before 2^32 x times
+}
+
 // Sorts by `key`, stably; fails when two keys cannot be ordered, like Python's sorted().
-Status sort_by_keys(std::vector<std::pair<Value, Value>>& keyed, bool reverse) {
+Status sort_by_keys(std::vector<std::pair<Value, Value>>& keyed, bool reverse, Budget& budget) {
+    TERN_RETURN_IF_ERROR(charge_keys(keyed, 2 + static_cast<uint64_t>(std::log2(keyed.size() + 1)), budget));
     bool comparable = true;
     std::stable_sort(keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) {
         const std::optional<int> order = reverse ? compare_values(b.first, a.first) : compare_values(a.first, b.first);
@@ -51,22 +59,36 @@ Result<Value> filter_length(const Value& input, const CallArgs& args, Budget&) {
     }
 }
 
-Result<Value> filter_trim(const Value& input, const CallArgs& args, Budget&) {
+Result<Value> filter_trim(const Value& input, const CallArgs& args, Budget& budget) {
     TERN_ASSIGN_OR_RETURN(auto bound, bind_args("trim", args, {"chars"}));
     std::optional<std::string> chars;
     if (bound[0].is_string()) chars = bound[0].as_string();
-    return text(py_strip(input.str(), chars, true, true));
+    TERN_ASSIGN_OR_RETURN(const std::string input_text, budget.str(input));
+    return text(py_strip(input_text, chars, true, true));
 }
 
-Result<Value> filter_upper(const Value& input, const CallArgs&, Budget&) { return text(py_upper(input.str())); }
-Result<Value> filter_lower(const Value& input, const CallArgs&, Budget&) { return text(py_lower(input.str())); }
-Result<Value> filter_capitalize(const Value& input, const CallArgs&, Budget&) { return text(py_capitalize(input.str())); }
-Result<Value> filter_title(const Value& input, const CallArgs&, Budget&) { return text(jinja_title(input.str())); }
-Result<Value> filter_string(const Value& input, const CallArgs&, Budget&) { return text(input.str()); }
+// Applies a string -> string function to str(input), charging for the conversion.
+template <typename Fn>
+Result<Value> map_text(const Value& input, Budget& budget, Fn fn) {
+    TERN_ASSIGN_OR_RETURN(const std::string input_text, budget.str(input));
+    return text(fn(input_text));
+}
 
-Result<Value> filter_escape(const Value& input, const CallArgs&, Budget&) {
+Result<Value> filter_upper(const Value& input, const CallArgs&, Budget& budget) { return map_text(input, budget, py_upper); }
+Result<Value> filter_lower(const Value& input, const CallArgs&, Budget& budget) { return map_text(input, budget, py_lower); }
+Result<Value> filter_capitalize(const Value& input, const CallArgs&, Budget& budget) {
+    return map_text(input, budget, py_capitalize);
+}
+Result<Value> filter_title(const Value& input, const CallArgs&, Budget& budget) { return map_text(input, budget, jinja_title); }
+Result<Value> filter_string(const Value& input, const CallArgs&, Budget& budget) {
+    TERN_ASSIGN_OR_RETURN(std::string input_text, budget.str(input));
+    return text(std::move(input_text));
+}
+
+Result<Value> filter_escape(const Value& input, const CallArgs&, Budget& budget) {
+    TERN_ASSIGN_OR_RETURN(const std::string input_text, budget.str(input));
     std::string out;
-    for (char c : input.str()) {
+    for (char c : input_text) {
         switch (c) {
             case '&': out += "&amp;"; break;
             case '<': out += "&lt;"; break;
@@ -99,6 +121,7 @@ Result<Value> filter_tojson(const Value& input, const CallArgs& args, Budget& bu
         return invalid_argument("tojson separators must be a pair of strings");
     }
     options.sort_keys = bound[3].truthy();
+    TERN_RETURN_IF_ERROR(budget.charge_walk(input));
     TERN_ASSIGN_OR_RETURN(std::string json, dump_json(input, options));
     TERN_RETURN_IF_ERROR(budget.charge_string(json.size()));
     return text(std::move(json));
@@ -107,15 +130,15 @@ Result<Value> filter_tojson(const Value& input, const CallArgs& args, Budget& bu
 Result<Value> filter_join(const Value& input, const CallArgs& args, Budget& budget) {
     TERN_ASSIGN_OR_RETURN(auto bound, bind_args("join", args, {"d", "attribute"}, {Value::string(""), Value::none()}));
     TERN_ASSIGN_OR_RETURN(const List items, iterate(input));
-    const std::string separator = bound[0].str();
+    TERN_ASSIGN_OR_RETURN(const std::string separator, budget.str(bound[0]));
     std::string out;
     for (size_t i = 0; i < items.size(); ++i) {
         if (i > 0) out += separator;
         if (bound[1].is_none()) {
-            out += items[i].str();
+            out += items[i].str(budget.options().max_output_bytes);
         } else {
             TERN_ASSIGN_OR_RETURN(const Value item, lookup_path(items[i], bound[1]));
-            out += item.str();
+            out += item.str(budget.options().max_output_bytes);
         }
         if (out.size() > budget.options().max_output_bytes) return budget.charge_string(out.size());
     }
@@ -167,7 +190,10 @@ Result<Value> filter_reverse(const Value& input, const CallArgs&, Budget& budget
 Result<Value> filter_replace(const Value& input, const CallArgs& args, Budget& budget) {
     TERN_ASSIGN_OR_RETURN(auto bound, bind_args("replace", args, {"old", "new", "count"}, {Value::none()}));
     const int64_t count = bound[2].is_integral() ? bound[2].as_int() : -1;
-    std::string out = py_replace(input.str(), bound[0].str(), bound[1].str(), count);
+    TERN_ASSIGN_OR_RETURN(const std::string input_text, budget.str(input));
+    TERN_ASSIGN_OR_RETURN(const std::string old_text, budget.str(bound[0]));
+    TERN_ASSIGN_OR_RETURN(const std::string new_text, budget.str(bound[1]));
+    std::string out = py_replace(input_text, old_text, new_text, count);
     TERN_RETURN_IF_ERROR(budget.charge_string(out.size()));
     return text(std::move(out));
 }
@@ -216,12 +242,12 @@ Result<Value> filter_abs(const Value& input, const CallArgs&, Budget&) {
     return invalid_argument(std::string("bad operand type for abs(): '") + input.type_name() + "'");
 }
 
-Result<Value> filter_round(const Value& input, const CallArgs& args, Budget&) {
+Result<Value> filter_round(const Value& input, const CallArgs& args, Budget& budget) {
     TERN_ASSIGN_OR_RETURN(auto bound, bind_args("round", args, {"precision", "method"},
                                                 {Value::integer(0), Value::string("common")}));
     if (!input.is_numeric()) return invalid_argument("round() needs a number");
     const int64_t precision = bound[0].is_integral() ? std::clamp<int64_t>(bound[0].as_int(), -300, 300) : 0;
-    const std::string method = bound[1].str();
+    TERN_ASSIGN_OR_RETURN(const std::string method, budget.str(bound[1]));
     if (method == "common") {
         if (input.is_integral() && precision >= 0) return Value::integer(input.as_int());
         if (precision >= 0) {
@@ -269,13 +295,15 @@ Result<Value> filter_indent(const Value& input, const CallArgs& args, Budget& bu
 Result<Value> filter_center(const Value& input, const CallArgs& args, Budget& budget) {
     CallArgs call;
     call.positional = args.positional.empty() ? std::vector<Value>{Value::integer(80)} : args.positional;
-    return call_method(Value::string(input.str()), "center", call, budget);
+    TERN_ASSIGN_OR_RETURN(std::string input_text, budget.str(input));
+    return call_method(Value::string(std::move(input_text)), "center", call, budget);
 }
 
-Result<Value> filter_wordcount(const Value& input, const CallArgs&, Budget&) {
+Result<Value> filter_wordcount(const Value& input, const CallArgs&, Budget& budget) {
+    TERN_ASSIGN_OR_RETURN(const std::string input_text, budget.str(input));
     int64_t words = 0;
     bool in_word = false;
-    for (char c : input.str()) {
+    for (char c : input_text) {
         const bool word_char = std::isalnum(static_cast<unsigned char>(c)) || c == '_' || (c & 0x80);
         if (word_char && !in_word) ++words;
         in_word = word_char;
@@ -283,18 +311,19 @@ Result<Value> filter_wordcount(const Value& input, const CallArgs&, Budget&) {
     return Value::integer(words);
 }
 
-Result<Value> filter_format(const Value& input, const CallArgs& args, Budget&) {
+Result<Value> filter_format(const Value& input, const CallArgs& args, Budget& budget) {
+    TERN_ASSIGN_OR_RETURN(const std::string format, budget.str(input));
     if (!args.keywords.empty()) {
         Dict named;
         for (const auto& [key, value] : args.keywords) named.set(Value::string(key), value);
-        return percent_format(input.str(), Value::dict(std::move(named)));
+        return percent_format(format, Value::dict(std::move(named)), budget);
     }
-    return percent_format(input.str(), Value::tuple(args.positional));
+    return percent_format(format, Value::tuple(args.positional), budget);
 }
 
-Result<Value> filter_attr(const Value& input, const CallArgs& args, Budget&) {
+Result<Value> filter_attr(const Value& input, const CallArgs& args, Budget& budget) {
     TERN_ASSIGN_OR_RETURN(auto bound, bind_args("attr", args, {"name"}));
-    const std::string name = bound[0].str();
+    TERN_ASSIGN_OR_RETURN(const std::string name, budget.str(bound[0]));
     if (input.is_undefined()) return undefined_error(input);
     // Attribute only, not item: a dict key is not an attribute.
     if (input.is_namespace()) {
@@ -319,7 +348,7 @@ Result<Value> select_items(const Value& input, const CallArgs& args, Budget& bud
     TestFn test = nullptr;
     CallArgs test_args;
     if (next < args.positional.size()) {
-        const std::string name = args.positional[next++].str();
+        TERN_ASSIGN_OR_RETURN(const std::string name, budget.str(args.positional[next++]));
         test = find_test(name);
         if (test == nullptr) return invalid_argument("No test named '" + name + "'");
         test_args.positional.assign(args.positional.begin() + static_cast<std::ptrdiff_t>(next), args.positional.end());
@@ -333,7 +362,7 @@ Result<Value> select_items(const Value& input, const CallArgs& args, Budget& bud
         }
         bool pass = subject.truthy();
         if (test != nullptr) {
-            TERN_ASSIGN_OR_RETURN(pass, test(subject, test_args));
+            TERN_ASSIGN_OR_RETURN(pass, run_test(test, subject, test_args, budget));
         }
         if (pass == keep) out.push_back(item);
     }
@@ -364,7 +393,7 @@ Result<Value> filter_map(const Value& input, const CallArgs& args, Budget& budge
         return Value::list(std::move(out));
     }
     if (args.positional.empty()) return invalid_argument("map requires a filter argument");
-    const std::string name = args.positional[0].str();
+    TERN_ASSIGN_OR_RETURN(const std::string name, budget.str(args.positional[0]));
     const FilterFn filter = find_filter(name);
     if (filter == nullptr) return invalid_argument("No filter named '" + name + "'");
     CallArgs filter_args;
@@ -396,7 +425,7 @@ Result<Value> filter_sort(const Value& input, const CallArgs& args, Budget& budg
                                                 {Value::boolean(false), Value::boolean(false), Value::none()}));
     TERN_ASSIGN_OR_RETURN(auto keyed, keyed_items(input, bound[2], bound[1].truthy()));
     TERN_RETURN_IF_ERROR(budget.charge_items(keyed.size() * 8 + 1));
-    TERN_RETURN_IF_ERROR(sort_by_keys(keyed, bound[0].truthy()));
+    TERN_RETURN_IF_ERROR(sort_by_keys(keyed, bound[0].truthy(), budget));
     List out;
     for (auto& entry : keyed) out.push_back(std::move(entry.second));
     return Value::list(std::move(out));
@@ -407,6 +436,7 @@ Result<Value> filter_unique(const Value& input, const CallArgs& args, Budget& bu
                                                 {Value::boolean(false), Value::none()}));
     TERN_ASSIGN_OR_RETURN(auto keyed, keyed_items(input, bound[1], bound[0].truthy()));
     TERN_RETURN_IF_ERROR(budget.charge_items(keyed.size() * keyed.size() / 16 + 1));
+    TERN_RETURN_IF_ERROR(charge_keys(keyed, keyed.size() / 16 + 1, budget));
     List seen;
     List out;
     for (auto& entry : keyed) {
@@ -427,6 +457,7 @@ Result<Value> min_or_max(const Value& input, const CallArgs& args, Budget& budge
                                                 {Value::boolean(false), Value::none()}));
     TERN_ASSIGN_OR_RETURN(auto keyed, keyed_items(input, bound[1], bound[0].truthy()));
     TERN_RETURN_IF_ERROR(budget.charge_items(keyed.size() + 1));
+    TERN_RETURN_IF_ERROR(charge_keys(keyed, 1, budget));
     if (keyed.empty()) return Value::undefined("No aggregated item, sequence was empty.");
     size_t best = 0;
     for (size_t i = 1; i < keyed.size(); ++i) {
@@ -444,7 +475,7 @@ Result<Value> filter_dictsort(const Value& input, const CallArgs& args, Budget& 
     TERN_ASSIGN_OR_RETURN(auto bound, bind_args("dictsort", args, {"case_sensitive", "by", "reverse"},
                                                 {Value::boolean(false), Value::string("key"), Value::boolean(false)}));
     if (!input.is_mapping()) return invalid_argument("dictsort needs a mapping");
-    const std::string by = bound[1].str();
+    TERN_ASSIGN_OR_RETURN(const std::string by, budget.str(bound[1]));
     if (by != "key" && by != "value") return invalid_argument("You can only sort by either \"key\" or \"value\"");
     std::vector<std::pair<Value, Value>> keyed;
     for (const auto& [key, value] : input.as_dict().entries) {
@@ -452,7 +483,7 @@ Result<Value> filter_dictsort(const Value& input, const CallArgs& args, Budget& 
         keyed.emplace_back(bound[0].truthy() ? sort_key : ignore_case(sort_key), Value::tuple({key, value}));
     }
     TERN_RETURN_IF_ERROR(budget.charge_items(keyed.size() * 8 + 1));
-    TERN_RETURN_IF_ERROR(sort_by_keys(keyed, bound[2].truthy()));
+    TERN_RETURN_IF_ERROR(sort_by_keys(keyed, bound[2].truthy(), budget));
     List out;
     for (auto& entry : keyed) out.push_back(std::move(entry.second));
     return Value::list(std::move(out));
@@ -483,8 +514,10 @@ Result<Value> filter_sum(const Value& input, const CallArgs& args, Budget& budge
     return total;
 }
 
-Result<Value> filter_safe(const Value& input, const CallArgs&, Budget&) {
-    return input.is_string() ? input : Value::string(input.str());
+Result<Value> filter_safe(const Value& input, const CallArgs&, Budget& budget) {
+    if (input.is_string()) return input;
+    TERN_ASSIGN_OR_RETURN(std::string input_text, budget.str(input));
+    return Value::string(std::move(input_text));
 }
 
 struct FilterEntry {

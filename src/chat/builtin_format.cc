@@ -33,7 +33,7 @@ struct Spec {
     char type = 's';
 };
 
-Result<std::string> format_one(const Spec& spec, const Value& value) {
+Result<std::string> format_one(const Spec& spec, const Value& value, Budget& budget) {
     std::string flags = spec.flags;
     std::string body;
     char buffer[512];
@@ -52,7 +52,7 @@ Result<std::string> format_one(const Spec& spec, const Value& value) {
     switch (spec.type) {
         case 's':
         case 'r': {
-            body = spec.type == 's' ? value.str() : value.repr();
+            TERN_ASSIGN_OR_RETURN(body, spec.type == 's' ? budget.str(value) : budget.repr(value));
             if (spec.precision >= 0) {
                 const std::vector<size_t> offsets = code_point_offsets(body);
                 if (static_cast<size_t>(spec.precision) + 1 < offsets.size()) body.resize(offsets[spec.precision]);
@@ -174,7 +174,7 @@ std::optional<double> parse_python_float(std::string_view text) {
     return sign * value;
 }
 
-Result<Value> percent_format(const std::string& format, const Value& args) {
+Result<Value> percent_format(const std::string& format, const Value& args, Budget& budget) {
     std::string out;
     size_t next_arg = 0;
     const bool by_key = args.is_mapping();
@@ -204,13 +204,15 @@ Result<Value> percent_format(const std::string& format, const Value& args) {
             if (next_arg >= positional.size()) return invalid_argument("not enough arguments for format string");
             value = &positional[next_arg++];
         }
-        TERN_ASSIGN_OR_RETURN(std::string piece, format_one(spec, *value));
+        TERN_ASSIGN_OR_RETURN(std::string piece, format_one(spec, *value, budget));
         out += piece;
+        if (out.size() > budget.options().max_output_bytes) return budget.charge_string(out.size());
     }
     // CPython skips this check when the argument supports item access (a dict or a list), not for str or scalars.
     if (!by_key && next_arg < positional.size() && !(args.is_list() && !args.is_tuple()) && !args.is_undefined()) {
         return invalid_argument("not all arguments converted during string formatting");
     }
+    TERN_RETURN_IF_ERROR(budget.charge_string(out.size()));
     return Value::string(std::move(out));
 }
 

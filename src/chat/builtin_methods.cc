@@ -97,7 +97,7 @@ Result<Value> pad(const std::string& text, const CallArgs& args, std::string_vie
 
 // str.format with positional and named fields, "{{" / "}}" escapes and !s / !r conversions; format specs after ':'
 // are not supported.
-Result<Value> format_string(const std::string& text, const CallArgs& args) {
+Result<Value> format_string(const std::string& text, const CallArgs& args, Budget& budget) {
     std::string out;
     size_t auto_index = 0;
     for (size_t i = 0; i < text.size(); ++i) {
@@ -144,8 +144,11 @@ Result<Value> format_string(const std::string& text, const CallArgs& args) {
             }
             if (value == nullptr) return invalid_argument("KeyError: '" + field + "'");
         }
-        out += conversion == 'r' ? value->repr() : value->str();
+        TERN_ASSIGN_OR_RETURN(const std::string piece, conversion == 'r' ? budget.repr(*value) : budget.str(*value));
+        out += piece;
+        if (out.size() > budget.options().max_output_bytes) return budget.charge_string(out.size());
     }
+    TERN_RETURN_IF_ERROR(budget.charge_string(out.size()));
     return Value::string(std::move(out));
 }
 
@@ -287,7 +290,7 @@ Result<Value> call_string_method(const std::string& text, std::string_view name,
     if (result) return std::move(*result);
     if (name == "center" || name == "ljust" || name == "rjust") return pad(text, args, name);
     if (name == "zfill") return zfill(text, args);
-    if (name == "format") return format_string(text, args);
+    if (name == "format") return format_string(text, args, budget);
     return invalid_argument("'str' object has no method '" + std::string(name) + "'");
 }
 
@@ -317,13 +320,15 @@ Result<Value> call_dict_method(const Value& receiver, std::string_view name, con
 Result<Value> call_list_method(const List& items, std::string_view name, const CallArgs& args, Budget& budget) {
     TERN_RETURN_IF_ERROR(budget.charge_items(items.size() + 1));
     TERN_ASSIGN_OR_RETURN(auto bound, bind_args(name, args, {"value"}));
+    // Each item is compared with the value, walking at most the value whole.
+    TERN_RETURN_IF_ERROR(budget.charge_items(items.size() * std::min<uint64_t>(bound[0].weight(), UINT32_MAX)));
     int64_t count = 0;
     for (size_t i = 0; i < items.size(); ++i) {
         if (!values_equal(items[i], bound[0])) continue;
         if (name == "index") return Value::integer(static_cast<int64_t>(i));
         ++count;
     }
-    if (name == "index") return invalid_argument(bound[0].repr() + " is not in list");
+    if (name == "index") return invalid_argument(bound[0].brief_repr() + " is not in list");
     return Value::integer(count);
 }
 

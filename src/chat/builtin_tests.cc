@@ -243,6 +243,13 @@ TestFn find_test(std::string_view name) {
     return nullptr;
 }
 
+Result<bool> run_test(TestFn test, const Value& input, const CallArgs& args, Budget& budget) {
+    TERN_RETURN_IF_ERROR(budget.charge_walk(input));
+    for (const Value& arg : args.positional) TERN_RETURN_IF_ERROR(budget.charge_walk(arg));
+    for (const auto& [name, arg] : args.keywords) TERN_RETURN_IF_ERROR(budget.charge_walk(arg));
+    return test(input, args);
+}
+
 Result<bool> value_in(const Value& item, const Value& container) {
     switch (container.kind()) {
         case ValueKind::kUndefined:
@@ -284,7 +291,11 @@ Result<Value> call_global(std::string_view name, const CallArgs& args, Budget& b
     }
     if (name == "raise_exception") {
         TERN_ASSIGN_OR_RETURN(auto bound, bind_args(name, args, {"message"}));
-        return invalid_argument(bound[0].str());
+        // The template's own message, cut to a length an error message can carry.
+        constexpr size_t kMaxMessageBytes = 4096;
+        std::string message = bound[0].str(kMaxMessageBytes);
+        if (message.size() > kMaxMessageBytes) message.resize(kMaxMessageBytes);
+        return invalid_argument(message);
     }
     if (name == "strftime_now") return global_strftime_now(args, budget.options());
     return invalid_argument(quoted(name) + " is undefined");

@@ -19,6 +19,8 @@ using TestFn = Result<bool> (*)(const Value& input, const CallArgs& args);
 // Null when there is no such filter or test (the parser rejects such names, as Jinja2 does at compile time).
 FilterFn find_filter(std::string_view name);
 TestFn find_test(std::string_view name);
+// Runs `test`, first charging the budget for walking its input and arguments whole (tests compare and print them).
+Result<bool> run_test(TestFn test, const Value& input, const CallArgs& args, Budget& budget);
 
 // range(), namespace(), dict(), raise_exception(), strftime_now(). raise_exception fails with the template's
 // own message as the whole error message.
@@ -45,7 +47,7 @@ Result<bool> value_in(const Value& item, const Value& container);
 
 // Python's printf-style "format % args" (also the |format filter): %s %r %d %i %f %F %e %E %g %G %x %X %o %c %%
 // with flags, width and precision; `args` is a tuple of values, a dict for %(name)s fields, or a single value.
-Result<Value> percent_format(const std::string& format, const Value& args);
+Result<Value> percent_format(const std::string& format, const Value& args, Budget& budget);
 
 // Python's int(text) and float(text): surrounding whitespace, a sign and digit-separating underscores are fine.
 std::optional<int64_t> parse_python_int(std::string_view text, int base);

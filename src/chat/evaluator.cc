@@ -69,7 +69,7 @@ Result<Evaluator::Flow> Evaluator::exec(const Stmt& stmt, Scope& scope, std::str
             return Flow::kNormal;
         case StmtKind::kOutput: {
             TERN_ASSIGN_OR_RETURN(const Value value, eval(*stmt.expr, scope));
-            TERN_RETURN_IF_ERROR(append(out, value.is_string() ? value.as_string() : value.str(), stmt.pos));
+            TERN_RETURN_IF_ERROR(append(out, value.is_string() ? value.as_string() : value.str(budget_.options().max_output_bytes), stmt.pos));
             return Flow::kNormal;
         }
         case StmtKind::kIf:
@@ -92,7 +92,7 @@ Result<Evaluator::Flow> Evaluator::exec(const Stmt& stmt, Scope& scope, std::str
             if (stmt.kind == StmtKind::kSetBlock) {
                 TERN_RETURN_IF_ERROR(exec_set(stmt, scope, std::move(value)));
             } else {
-                TERN_RETURN_IF_ERROR(append(out, value.str(), stmt.pos));
+                TERN_RETURN_IF_ERROR(append(out, value.str(budget_.options().max_output_bytes), stmt.pos));
             }
             return flow;
         }

@@ -93,7 +93,7 @@ Result<Value> Evaluator::eval(const Expr& expr, Scope& scope) {
             std::string text;
             for (const ExprPtr& part : expr.args) {
                 TERN_ASSIGN_OR_RETURN(const Value value, eval(*part, scope));
-                text += value.str();
+                text += value.str(budget_.options().max_output_bytes);
                 if (text.size() > budget_.options().max_output_bytes) {
                     return at_position(expr.pos, budget_.charge_string(text.size()));
                 }
@@ -142,7 +142,7 @@ Result<Value> Evaluator::eval_compare(const Expr& expr, Scope& scope) {
     TERN_ASSIGN_OR_RETURN(Value left, eval(*expr.args[0], scope));
     for (size_t i = 0; i < expr.ops.size(); ++i) {
         TERN_ASSIGN_OR_RETURN(Value right, eval(*expr.args[i + 1], scope));
-        TERN_ASSIGN_OR_RETURN(const bool holds, placed(expr.pos, compare_op(expr.ops[i], left, right)));
+        TERN_ASSIGN_OR_RETURN(const bool holds, placed(expr.pos, compare_op(expr.ops[i], left, right, budget_)));
         if (!holds) return Value::boolean(false);
         left = std::move(right);
     }
@@ -252,7 +252,7 @@ Result<Value> Evaluator::eval_test(const Expr& expr, Scope& scope) {
     TERN_ASSIGN_OR_RETURN(const CallArgs args, eval_args(expr, 1, scope));
     const TestFn test = find_test(expr.name);
     if (test == nullptr) return positioned_error(expr.pos, "no test named '" + expr.name + "'");
-    TERN_ASSIGN_OR_RETURN(const bool passed, placed(expr.pos, test(input, args)));
+    TERN_ASSIGN_OR_RETURN(const bool passed, placed(expr.pos, run_test(test, input, args, budget_)));
     return Value::boolean(passed != expr.negated);
 }
 

@@ -151,9 +151,7 @@ Result<Value> power(const Value& left, const Value& right) {
 Result<Value> binary_op(std::string_view op, const Value& left, const Value& right, Budget& budget) {
     if (op == "%" && left.is_string()) {
         // str % anything formats; even an undefined argument is only an error once a field reads it.
-        TERN_ASSIGN_OR_RETURN(Value formatted, percent_format(left.as_string(), right));
-        TERN_RETURN_IF_ERROR(budget.charge_string(formatted.as_string().size()));
-        return formatted;
+        return percent_format(left.as_string(), right, budget);
     }
     if (left.is_undefined()) return undefined_error(left);
     if (right.is_undefined()) return undefined_error(right);
@@ -184,7 +182,9 @@ Result<Value> unary_op(std::string_view op, const Value& operand) {
     return invalid_argument("bad operand type for unary " + std::string(op) + ": '" + operand.type_name() + "'");
 }
 
-Result<bool> compare_op(std::string_view op, const Value& left, const Value& right) {
+Result<bool> compare_op(std::string_view op, const Value& left, const Value& right, Budget& budget) {
+    // Comparing walks both sides as far as the smaller; a search walks the whole container.
+    TERN_RETURN_IF_ERROR(op == "in" || op == "not in" ? budget.charge_walk(right) : budget.charge_walk(left, right));
     if (op == "==") return values_equal(left, right);
     if (op == "!=") return !values_equal(left, right);
     if (op == "in") return value_in(left, right);

@@ -16,6 +16,6 @@ Result<Value> binary_op(std::string_view op, const Value& left, const Value& rig
 // op is "-" or "+".
 Result<Value> unary_op(std::string_view op, const Value& operand);
 // op is one of == != < <= > >= in "not in".
-Result<bool> compare_op(std::string_view op, const Value& left, const Value& right);
+Result<bool> compare_op(std::string_view op, const Value& left, const Value& right, Budget& budget);
 
 }  // namespace tern::chat::jinja

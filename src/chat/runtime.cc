@@ -3,7 +3,7 @@
 namespace tern::chat::jinja {
 
 Status Budget::charge(uint64_t units) {
-    used_ += units;
+    used_ = units > UINT64_MAX - used_ ? UINT64_MAX : used_ + units;
     if (used_ > options_.max_work) {
         return {StatusCode::kResourceExhausted,
                 "the template did more work than allowed (" + std::to_string(options_.max_work) +
@@ -19,6 +19,18 @@ Status Budget::charge_string(size_t bytes) {
                                                     std::to_string(options_.max_output_bytes)};
     }
     return charge(bytes / 64 + 1);
+}
+
+Result<std::string> Budget::str(const Value& value) {
+    std::string text = value.str(options_.max_output_bytes);
+    TERN_RETURN_IF_ERROR(charge_string(text.size()));
+    return text;
+}
+
+Result<std::string> Budget::repr(const Value& value) {
+    std::string text = value.repr(options_.max_output_bytes);
+    TERN_RETURN_IF_ERROR(charge_string(text.size()));
+    return text;
 }
 
 Result<std::vector<Value>> bind_args(std::string_view function, const CallArgs& args,

@@ -2,6 +2,7 @@
 // call with Python-style binding to parameter names.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <ctime>
 #include <initializer_list>
@@ -41,9 +42,17 @@ public:
     // Charges `units` of work; fails with kResourceExhausted once the render has used up max_work.
     Status charge(uint64_t units);
     // Charges for `count` loop iterations or container elements.
-    Status charge_items(uint64_t count) { return charge(count * kWorkPerItem); }
+    Status charge_items(uint64_t count) {
+        return charge(count > UINT64_MAX / kWorkPerItem ? UINT64_MAX : count * kWorkPerItem);
+    }
     // Charges for building a string of `bytes`, which must not exceed max_output_bytes.
     Status charge_string(size_t bytes);
+    // Charges for walking each value whole (comparing, searching, serializing): see Value::weight().
+    Status charge_walk(const Value& value) { return charge_items(value.weight()); }
+    Status charge_walk(const Value& a, const Value& b) { return charge_items(std::min(a.weight(), b.weight())); }
+    // str() and repr() of a value, charged as a string built; fail without building more than max_output_bytes.
+    Result<std::string> str(const Value& value);
+    Result<std::string> repr(const Value& value);
 
 private:
     const RenderOptions& options_;

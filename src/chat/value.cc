@@ -8,63 +8,78 @@
 namespace tern::chat::jinja {
 namespace {
 
+uint64_t saturating_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+
 int max_depth(const List& items) {
     int depth = 0;
     for (const Value& item : items) depth = std::max(depth, item.depth());
     return depth;
 }
 
-std::string repr_at(const Value& value, int depth, bool as_str);
+// Appends str() or repr() of `value` to `out`, stopping once `out` holds more than `max_bytes`: a hostile template's
+// list of a million items would otherwise be printed in full (tens of MB) before any limit could look at it.
+void append_repr(const Value& value, int depth, bool as_str, std::string& out, size_t max_bytes);
 
-std::string repr_sequence(const List& items, bool tuple, int depth) {
-    std::string out = tuple ? "(" : "[";
-    for (size_t i = 0; i < items.size(); ++i) {
+void append_sequence(const List& items, bool tuple, int depth, std::string& out, size_t max_bytes) {
+    out += tuple ? "(" : "[";
+    for (size_t i = 0; i < items.size() && out.size() <= max_bytes; ++i) {
         if (i > 0) out += ", ";
-        out += repr_at(items[i], depth + 1, false);
+        append_repr(items[i], depth + 1, false, out, max_bytes);
     }
     if (tuple && items.size() == 1) out += ",";
     out += tuple ? ")" : "]";
-    return out;
 }
 
-std::string repr_dict(const Dict& dict, int depth) {
-    std::string out = "{";
-    for (size_t i = 0; i < dict.entries.size(); ++i) {
+void append_dict(const Dict& dict, int depth, std::string& out, size_t max_bytes) {
+    out += "{";
+    for (size_t i = 0; i < dict.entries.size() && out.size() <= max_bytes; ++i) {
         if (i > 0) out += ", ";
-        out += repr_at(dict.entries[i].first, depth + 1, false);
+        append_repr(dict.entries[i].first, depth + 1, false, out, max_bytes);
         out += ": ";
-        out += repr_at(dict.entries[i].second, depth + 1, false);
+        append_repr(dict.entries[i].second, depth + 1, false, out, max_bytes);
     }
-    return out + "}";
+    out += "}";
 }
 
-std::string repr_at(const Value& value, int depth, bool as_str) {
-    if (depth > kMaxWalkDepth) return "...";
+void append_repr(const Value& value, int depth, bool as_str, std::string& out, size_t max_bytes) {
+    if (depth > kMaxWalkDepth) {
+        out += "...";
+        return;
+    }
     switch (value.kind()) {
         case ValueKind::kUndefined:
-            return as_str ? "" : "Undefined";
+            if (!as_str) out += "Undefined";
+            return;
         case ValueKind::kNone:
-            return "None";
+            out += "None";
+            return;
         case ValueKind::kBool:
-            return value.as_bool() ? "True" : "False";
+            out += value.as_bool() ? "True" : "False";
+            return;
         case ValueKind::kInt:
-            return std::to_string(value.as_int());
+            out += std::to_string(value.as_int());
+            return;
         case ValueKind::kFloat:
-            return py_float_repr(value.as_double());
+            out += py_float_repr(value.as_double());
+            return;
         case ValueKind::kString:
-            return as_str ? value.as_string() : py_repr_string(value.as_string());
+            out += as_str ? value.as_string() : py_repr_string(value.as_string());
+            return;
         case ValueKind::kList:
-            return repr_sequence(value.as_list(), value.is_tuple(), depth);
+            append_sequence(value.as_list(), value.is_tuple(), depth, out, max_bytes);
+            return;
         case ValueKind::kDict:
-            if (value.is_namespace()) return "<Namespace " + repr_dict(value.as_dict(), depth) + ">";
-            return repr_dict(value.as_dict(), depth);
+            if (value.is_namespace()) out += "<Namespace ";
+            append_dict(value.as_dict(), depth, out, max_bytes);
+            if (value.is_namespace()) out += ">";
+            return;
         case ValueKind::kCallable: {
             const Callable& callable = value.as_callable();
-            if (callable.kind == Callable::Kind::kMacro) return "<Macro '" + callable.name + "'>";
-            return "<built-in function " + callable.name + ">";
+            out += callable.kind == Callable::Kind::kMacro ? "<Macro '" + callable.name + "'>"
+                                                           : "<built-in function " + callable.name + ">";
+            return;
         }
     }
-    return "";
 }
 
 bool equal_at(const Value& a, const Value& b, int depth);
@@ -172,6 +187,7 @@ Value Value::number(double number) {
 Value Value::string(std::string text) {
     Value value;
     value.kind_ = ValueKind::kString;
+    value.weight_ = 1 + text.size() / 64;
     if (!text.empty()) value.text_ = std::make_shared<const std::string>(std::move(text));
     return value;
 }
@@ -180,6 +196,7 @@ Value Value::list(List items) {
     Value value;
     value.kind_ = ValueKind::kList;
     value.depth_ = 1 + max_depth(items);
+    for (const Value& item : items) value.weight_ = saturating_add(value.weight_, item.weight());
     value.list_ = std::make_shared<List>(std::move(items));
     return value;
 }
@@ -194,7 +211,10 @@ Value Value::dict(Dict entries) {
     Value value;
     value.kind_ = ValueKind::kDict;
     int depth = 0;
-    for (const auto& [key, item] : entries.entries) depth = std::max({depth, key.depth(), item.depth()});
+    for (const auto& [key, item] : entries.entries) {
+        depth = std::max({depth, key.depth(), item.depth()});
+        value.weight_ = saturating_add(value.weight_, saturating_add(key.weight(), item.weight()));
+    }
     value.depth_ = 1 + depth;
     value.dict_ = std::make_shared<Dict>(std::move(entries));
     return value;
@@ -203,6 +223,7 @@ Value Value::dict(Dict entries) {
 Value Value::namespace_object(Dict entries) {
     Value value = dict(std::move(entries));
     value.flag_ = true;
+    value.weight_ = 1;
     return value;
 }
 
@@ -248,9 +269,28 @@ bool Value::truthy() const {
     return false;
 }
 
-std::string Value::str() const { return repr_at(*this, 0, true); }
+std::string Value::str(size_t max_bytes) const {
+    if (is_string()) return as_string().size() > max_bytes ? as_string().substr(0, max_bytes + 1) : as_string();
+    std::string out;
+    append_repr(*this, 0, true, out, max_bytes);
+    return out;
+}
 
-std::string Value::repr() const { return repr_at(*this, 0, false); }
+std::string Value::repr(size_t max_bytes) const {
+    std::string out;
+    append_repr(*this, 0, false, out, max_bytes);
+    return out;
+}
+
+std::string Value::brief_repr() const {
+    constexpr size_t kBriefBytes = 200;
+    std::string out = repr(kBriefBytes);
+    if (out.size() > kBriefBytes) {
+        out.resize(kBriefBytes);
+        out += "...";
+    }
+    return out;
+}
 
 const char* Value::type_name() const {
     switch (kind_) {

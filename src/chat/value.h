@@ -70,12 +70,20 @@ public:
     const std::string& undefined_hint() const { return as_string(); }
     // Nesting depth of containers: 0 for scalars, 1 for a flat list.
     int depth() const { return depth_; }
+    // What a full walk of the value costs (comparing, printing, serializing it): 1 per value plus 1 per 64 bytes of
+    // text, summed over the items of containers, saturating. Containers share their items, so `[[x] * 1000] * 1000`
+    // is cheap to build but a million to walk; a namespace counts 1 (it compares by identity, prints bounded).
+    uint64_t weight() const { return weight_; }
     // The shared object of a container or callable (identity for namespaces), null for scalars.
     const void* identity() const;
 
     bool truthy() const;
-    std::string str() const;   // Python str()
-    std::string repr() const;  // Python repr()
+    // Python str() and repr(). Past max_bytes the text is cut (within max_bytes + one item), so a caller that
+    // gets more than max_bytes knows the whole would not fit without building it.
+    std::string str(size_t max_bytes = SIZE_MAX) const;
+    std::string repr(size_t max_bytes = SIZE_MAX) const;
+    // repr() cut to a couple of hundred bytes, for error messages.
+    std::string brief_repr() const;
     const char* type_name() const;
 
 private:
@@ -84,6 +92,7 @@ private:
     ValueKind kind_ = ValueKind::kUndefined;
     bool flag_ = false;  // the bool; a tuple; a namespace
     int depth_ = 0;
+    uint64_t weight_ = 1;
     union {
         int64_t int_ = 0;
         double float_;

@@ -93,6 +93,34 @@ TEST(Limits, EmptySequenceRepeatedHugelyIsEmptyAtOnce) {
     EXPECT_EQ(out.value(), "0,0,0");
 }
 
+// Strings made from other values (|string, |join, ~, |upper...) are built and charged as any other: a big list
+// printed in a loop once cost 100 ms per iteration unaccounted for.
+TEST(Limits, StringsMadeFromValuesAreCharged) {
+    const std::string big = "{% set l = [{'role': 'user', 'content': 'hello there'}] * 200000 %}";
+    for (const std::string use :
+         {"(l|string)|length", "(l|join(','))|length", "(l ~ '')|length", "(l|upper)|length", "('%s'|format(l))|length",
+          "('{}'.format(l))|length", "('%r' % (l,))|length", "(l|tojson)|length", "l == l", "'x' in l", "l is lower",
+          "(l|unique|list)|length", "l.count(l)"}) {
+        const std::string source = big + "{% for i in range(1000) %}{% if " + use + " == 0 %}{% endif %}{% endfor %}";
+        const Result<std::string> out = render(source);
+        ASSERT_FALSE(out.is_ok()) << use;
+        EXPECT_EQ(out.status().code(), StatusCode::kResourceExhausted) << use << ": " << out.status().message();
+    }
+}
+
+// Values that share their items are cheap to build and costly to walk: comparing, searching or printing them is
+// charged by what the walk visits (Value::weight), not by what building them cost.
+TEST(Limits, WalkingSharedValuesIsCharged) {
+    const std::string nested = "{% set l = [[[[1] * 1000] * 1000] * 1000] %}";
+    for (const std::string use : {"l == l", "1 in l[0]", "l|tojson", "l is lower", "l|string", "l|sort", "l|max"}) {
+        const Result<std::string> out = render(nested + "{{ " + use + " }}");
+        ASSERT_FALSE(out.is_ok()) << use;
+        EXPECT_EQ(out.status().code(), StatusCode::kResourceExhausted) << use << ": " << out.status().message();
+    }
+    const std::string text = "{% set s = 'x' * 8000000 %}{% for i in range(100000) %}{% if s == s %}{% endif %}{% endfor %}";
+    EXPECT_EQ(render(text).status().code(), StatusCode::kResourceExhausted);
+}
+
 TEST(Limits, OutputLimitIsConfigurable) {
     RenderOptions options;
     options.max_output_bytes = 10;
