@@ -327,8 +327,7 @@ std::unique_ptr<http::PendingAnswer> Gateway::start_two_tier(const std::shared_p
                                                              std::chrono::steady_clock::time_point arrival) const {
     const TwoTierConfig& tiers = *incoming.model->two_tier;
     const std::string model = incoming.model_name;
-    auto escalate = [this, routing, incoming, request, admission, arrival, model]() {
-        metrics_.tier_answered(model, "large", -1);
+    auto escalate = [this, routing, incoming, request, admission, arrival]() {
         return start(routing, incoming, request, admission, arrival, std::nullopt);
     };
     Pool* small = routing->pool(tiers.small_pool);
@@ -349,12 +348,14 @@ std::unique_ptr<http::PendingAnswer> Gateway::start_two_tier(const std::shared_p
                            std::shared_ptr<const Recording> recording) {
         const nlohmann::json small_answer = recording ? json::parse(recording->body, nullptr, false) : json();
         const Verdict verdict = recording ? judge(small_answer, tiers) : Verdict{.escalate = true, .reason = "small failed"};
+        const double tokens = small_answer.contains("usage") && small_answer["usage"].is_object()
+                                  ? small_answer["usage"].value("total_tokens", -1.0)
+                                  : -1.0;
+        metrics_.small_tier_answered(model, tiers, tokens, !verdict.escalate);
         if (verdict.escalate) {
             metrics_.escalated(model, verdict.reason);
             return answer->resolve(nullptr);
         }
-        const double tokens = small_answer.contains("usage") ? small_answer["usage"].value("total_tokens", -1.0) : -1.0;
-        metrics_.tier_answered(model, "small", tokens);
         answer->resolve(std::make_shared<Recording>(client_answer(small_answer, client_body, chat)));
     };
     auto small_job = std::make_unique<RelayJob>(upstream_, std::move(plan), std::move(replica));
@@ -377,8 +378,11 @@ RelayPlan Gateway::make_plan(const std::shared_ptr<const Routing>& routing, Inco
     const auto options = body.find("stream_options");
     const bool has_options = options != body.end() && options->is_object();
     const bool usage_asked = has_options && options->value("include_usage", false);
-    if (incoming.stream && incoming.tenant_index && !usage_asked && (has_options || options == body.end())) {
-        // A stream's usage comes only when asked for: ask, so that the tenant is charged what it used.
+    const TwoTierConfig* tiers = incoming.model->two_tier ? &*incoming.model->two_tier : nullptr;
+    const bool counts_usage = incoming.tenant_index || (tiers && decision.reason != "two_tier");
+    if (incoming.stream && counts_usage && !usage_asked && (has_options || options == body.end())) {
+        // A stream's usage comes only when asked for: ask, so that the tenant is charged what it used and a large
+        // tier's spending is counted.
         body["stream_options"]["include_usage"] = true;
         plan.strip_usage_chunk = true;
     }
@@ -387,11 +391,15 @@ RelayPlan Gateway::make_plan(const std::shared_ptr<const Routing>& routing, Inco
         return pool->pick(text, tried);
     };
     const std::optional<size_t> tenant = incoming.tenant_index;
-    plan.on_delivered = [this, routing, tenant, admission, decision, model = incoming.model_name,
+    // The small tier's relay is accounted by start_two_tier when it has judged the answer.
+    std::optional<TwoTierConfig> large_tier;
+    if (tiers && decision.reason != "two_tier") large_tier = *tiers;
+    plan.on_delivered = [this, routing, tenant, admission, decision, large_tier, model = incoming.model_name,
                          request_id = incoming.request_id,
                          tenant_name = incoming.tenant ? incoming.tenant->name : std::string()](const RelayResult& result) {
         if (tenant) routing->limits().finish(*tenant, admission, result.usage_tokens, std::chrono::steady_clock::now());
         metrics_.observe(model, decision.version, decision.pool->config().name, result);
+        if (large_tier && result.status < 400) metrics_.large_tier_answered(model, *large_tier, result.usage_tokens);
         if (!access_log_) return;
         access_log_(dump({{"event", "request"}, {"request_id", request_id}, {"tenant", tenant_name}, {"model", model},
                           {"version", decision.version}, {"pool", decision.pool->config().name},

@@ -109,8 +109,10 @@ void Relay::attempt(std::shared_ptr<Replica> replica) {
 void Relay::on_header(int generation, int status, std::string_view content_type) {
     std::unique_lock lock(mutex_);
     if (generation != generation_ || finished_) return;
-    if (status >= 500) {  // a 5xx before any body: another replica may do better
-        replica_->failed();
+    // A 5xx before any body, or a replica at its capacity (429): another replica may do better. Only the 5xx counts
+    // toward ejecting the replica.
+    if (status >= 500 || status == 429) {
+        if (status >= 500) replica_->failed();
         if (retry_locked(lock)) return;
     }
     status_ = status;

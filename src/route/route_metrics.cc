@@ -33,6 +33,10 @@ RouteMetrics::RouteMetrics() {
                                                 "Two-tier requests by the tier that answered", {"model", "tier"}));
     tier_tokens_ = must(registry_.add_counter("tern_route:two_tier_tokens_total",
                                               "Tokens (prompt and completion) each tier used", {"model", "tier"}));
+    tier_cost_ = must(registry_.add_counter("tern_route:two_tier_cost_total",
+                                            "Two-tier spending at the route's prices (per million tokens): 'actual', and "
+                                            "'large_only', what sending every request to the large tier would have cost",
+                                            {"model", "basis"}));
     escalations_ = must(registry_.add_counter("tern_route:escalations_total",
                                               "Two-tier requests sent on to the large tier, by reason",
                                               {"model", "reason"}));
@@ -59,9 +63,22 @@ void RouteMetrics::observe(const std::string& model, const std::string& version,
     }
 }
 
-void RouteMetrics::tier_answered(const std::string& model, const std::string& tier, double tokens) {
-    tier_requests_->with_labels({model, tier}).inc();
-    if (tokens > 0) tier_tokens_->with_labels({model, tier}).inc(tokens);
+void RouteMetrics::small_tier_answered(const std::string& model, const TwoTierConfig& tiers, double tokens,
+                                       bool kept) {
+    if (kept) tier_requests_->with_labels({model, "small"}).inc();
+    if (tokens <= 0) return;
+    tier_tokens_->with_labels({model, "small"}).inc(tokens);
+    tier_cost_->with_labels({model, "actual"}).inc(tokens * tiers.small_price_per_mtok / 1e6);
+    if (kept) tier_cost_->with_labels({model, "large_only"}).inc(tokens * tiers.large_price_per_mtok / 1e6);
+}
+
+void RouteMetrics::large_tier_answered(const std::string& model, const TwoTierConfig& tiers, double tokens) {
+    tier_requests_->with_labels({model, "large"}).inc();
+    if (tokens <= 0) return;
+    tier_tokens_->with_labels({model, "large"}).inc(tokens);
+    const double cost = tokens * tiers.large_price_per_mtok / 1e6;
+    tier_cost_->with_labels({model, "actual"}).inc(cost);
+    tier_cost_->with_labels({model, "large_only"}).inc(cost);
 }
 
 void RouteMetrics::escalated(const std::string& model, const std::string& reason) {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "metrics/registry.h"
+#include "route/config.h"
 #include "route/relay.h"
 
 namespace tern::route {
@@ -24,9 +25,12 @@ public:
     // A request answered from the cache, or from an identical request in flight.
     void cache_hit() { cache_hits_->get().inc(); }
     void merged() { merged_->get().inc(); }
-    // A two-tier request answered by `tier` ("small" or "large"), with the tokens that tier used (<0: unknown), and
-    // why it went to the large one.
-    void tier_answered(const std::string& model, const std::string& tier, double tokens);
+    // Two-tier accounting. A small-tier answer used `tokens` (prompt and completion; <0 unknown) and was `kept` for
+    // the client or escalated; a large-tier answer used `tokens`. Each adds to the tokens and cost of its tier, at the
+    // route's prices, and to the estimate of what large-only would have cost: a kept small answer as many tokens at
+    // the large price, an escalated one nothing (its large answer counts). `escalated` says why.
+    void small_tier_answered(const std::string& model, const TwoTierConfig& tiers, double tokens, bool kept);
+    void large_tier_answered(const std::string& model, const TwoTierConfig& tiers, double tokens);
     void escalated(const std::string& model, const std::string& reason);
     // The per-replica gauges of `routing` (after each reload).
     void watch(const std::shared_ptr<const Routing>& routing);
@@ -42,6 +46,7 @@ private:
     metrics::Family<metrics::Counter>* merged_ = nullptr;
     metrics::Family<metrics::Counter>* tier_requests_ = nullptr;
     metrics::Family<metrics::Counter>* tier_tokens_ = nullptr;
+    metrics::Family<metrics::Counter>* tier_cost_ = nullptr;
     metrics::Family<metrics::Counter>* escalations_ = nullptr;
     metrics::Family<metrics::Histogram>* ttft_ = nullptr;
     metrics::Family<metrics::Histogram>* e2e_ = nullptr;

@@ -183,6 +183,7 @@ public:
             options = backend_.options_;
         }
         if (options.mode == FixtureMode::kStatus500) return http::error_answer(500, "the fixture fails on purpose");
+        if (options.mode == FixtureMode::kStatus429) return http::error_answer(429, "the fixture is full on purpose");
         if (options.max_concurrency > 0 && backend_.active_.load() >= options.max_concurrency) {
             return http::error_answer(429, "the fixture is at its concurrency cap");
         }
@@ -193,6 +194,10 @@ public:
             if (body.contains(field) && body[field].is_number_integer() && body[field].get<int>() > 0) {
                 options.chunks = body[field].get<int>();
             }
+        }
+        if (!options.unsure_marker.empty()) {
+            const json& asked = body.contains("messages") ? body["messages"] : body.value("prompt", json(""));
+            if (asked.dump().find(options.unsure_marker) != std::string::npos) options.logprob = options.unsure_logprob;
         }
         auto stream = std::make_shared<Stream>(backend_, options, body, request.path == "/v1/chat/completions");
         backend_.add_stream(stream);

@@ -17,7 +17,7 @@
 
 namespace tern::testing {
 
-enum class FixtureMode { kNormal, kStatus500, kHang, kBrokenSse };
+enum class FixtureMode { kNormal, kStatus500, kStatus429, kHang, kBrokenSse };
 
 struct FixtureOptions {
     int chunks = 8;                  // completion tokens per answer (one SSE chunk each); a request's max_tokens wins
@@ -30,6 +30,10 @@ struct FixtureOptions {
     bool ready = true;               // /ready answers 200 (else 503)
     FixtureMode mode = FixtureMode::kNormal;
     std::string finish_reason = "length";
+    // A request whose prompt or messages contain `unsure_marker` gets `unsure_logprob` on every token: a workload
+    // of easy and hard prompts for two-tier routing.
+    std::string unsure_marker;
+    double unsure_logprob = -3.0;
 };
 
 class FixtureBackend {

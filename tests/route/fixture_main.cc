@@ -15,6 +15,9 @@ int main(int argc, char** argv) {
     app.add_option("--chunks-per-second", options.chunks_per_second, "Per stream; 0 = as fast as possible");
     app.add_option("--max-concurrency", options.max_concurrency, "Answers at once beyond which 429; 0 = no limit");
     app.add_option("--logprob", options.logprob, "The logprob of every token");
+    app.add_option("--token-text", options.token_text, "The text of every token (tells replicas apart)");
+    app.add_option("--unsure-marker", options.unsure_marker, "Prompts containing this get --unsure-logprob");
+    app.add_option("--unsure-logprob", options.unsure_logprob, "The logprob of every token of an unsure answer");
     CLI11_PARSE(app, argc, argv);
     sigset_t signals;
     sigemptyset(&signals);

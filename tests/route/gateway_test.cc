@@ -139,6 +139,19 @@ TEST(RouteGateway, A500BeforeAnyBodyIsRetriedElsewhere) {
     EXPECT_EQ(healthy.requests(), 4);
 }
 
+// A replica at its capacity says 429: another may have room. It is not a failure, so the replica stays in.
+TEST(RouteGateway, A429FromAReplicaIsRetriedElsewhereWithoutEjectingIt) {
+    FixtureBackend full(FixtureOptions{.mode = FixtureMode::kStatus429});
+    FixtureBackend healthy;
+    RouteUnderTest route(pool_config({full.url(), healthy.url()}));
+    for (int idx = 0; idx < 4; ++idx) {
+        ASSERT_EQ(testing::http_post(route.port(), "/v1/completions", kCompletion).status, 200);
+    }
+    EXPECT_EQ(healthy.requests(), 4);
+    const std::string metrics = testing::http_get(route.port(), "/metrics").body;
+    EXPECT_EQ(testing::metric_value(metrics, "tern_route:replica_healthy{replica=\"" + full.url() + "\"}"), 1);
+}
+
 TEST(RouteGateway, WithNoReplicaLeftTheClientGetsAGatewayError) {
     RouteUnderTest route(pool_config({dead_url()}));
     const testing::HttpReply reply = testing::http_post(route.port(), "/v1/completions", kCompletion);
@@ -350,7 +363,8 @@ TEST(RouteGateway, AnAdminRollbackAppliesToTheNextRequest) {
 std::string two_tier_config(const FixtureBackend& small, const FixtureBackend& large) {
     return "[pools.small]\nbackends = [\"" + small.url() + "\"]\n[pools.large]\nbackends = [\"" + large.url() +
            "\"]\n[models.m]\nsmall = \"small\"\nlarge = \"large\"\n"
-           "escalate = { below_mean_logprob = -1.0, refusals = [\"I cannot\"] }\n";
+           "escalate = { below_mean_logprob = -1.0, refusals = [\"I cannot\"] }\n"
+           "prices = { small = 0.1, large = 1.0 }\n";
 }
 
 TEST(RouteGateway, TwoTierKeepsAConfidentSmallAnswerAndEscalatesAnUnsureOne) {
@@ -393,6 +407,42 @@ TEST(RouteGateway, TwoTierEscalatesARefusalAndAnAnswerCutOnLength) {
         EXPECT_EQ(json::parse(whole.body)["choices"][0]["text"], "large");
     }
     EXPECT_EQ(large.requests(), 2);
+}
+
+// Every answer of the fixtures is 4 prompt + 3 completion tokens; prices are 0.1 and 1.0 per million tokens.
+TEST(RouteGateway, TwoTierCountsEachTiersTokensAndCostAgainstLargeOnly) {
+    FixtureBackend small(FixtureOptions{.chunks = 3, .logprob = -0.2, .finish_reason = "stop", .unsure_marker = "hard",
+                                        .unsure_logprob = -2.5});
+    FixtureBackend large(FixtureOptions{.chunks = 3, .token_text = "large ", .finish_reason = "stop"});
+    RouteUnderTest route(two_tier_config(small, large));
+    for (const char* prompt : {"easy one", "easy two", "easy three"}) {
+        const std::string body = std::string(R"({"model": "m", "prompt": ")") + prompt + "\"}";
+        ASSERT_EQ(testing::http_post(route.port(), "/v1/completions", body).status, 200);
+    }
+    // The escalated request streams: the router asks the large tier for its usage, and the client does not see it.
+    const testing::StreamReply hard =
+        testing::post_stream(route.port(), "/v1/completions", R"({"model": "m", "prompt": "hard", "stream": true})");
+    ASSERT_EQ(hard.status, 200);
+    ASSERT_TRUE(hard.done);
+    for (const std::string& event : hard.events) {
+        if (event != "[DONE]") {
+            EXPECT_FALSE(json::parse(event).contains("usage")) << event;
+        }
+    }
+    // The large answer is counted once it went out, a moment after the client read its last byte.
+    const std::string large_answered = "tern_route:two_tier_requests_total{model=\"m\",tier=\"large\"}";
+    std::string metrics;
+    for (int tries = 0; tries < 200 && !(testing::metric_value(metrics, large_answered) >= 1); ++tries) {
+        if (tries > 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        metrics = testing::http_get(route.port(), "/metrics").body;
+    }
+    const auto value = [&](const std::string& sample) { return testing::metric_value(metrics, sample); };
+    EXPECT_EQ(value("tern_route:two_tier_requests_total{model=\"m\",tier=\"small\"}"), 3);
+    EXPECT_EQ(value("tern_route:two_tier_requests_total{model=\"m\",tier=\"large\"}"), 1);
+    EXPECT_EQ(value("tern_route:two_tier_tokens_total{model=\"m\",tier=\"small\"}"), 4 * 7) << "the escalated one too";
+    EXPECT_EQ(value("tern_route:two_tier_tokens_total{model=\"m\",tier=\"large\"}"), 7);
+    EXPECT_NEAR(value("tern_route:two_tier_cost_total{model=\"m\",basis=\"actual\"}"), (28 * 0.1 + 7 * 1.0) / 1e6, 1e-12);
+    EXPECT_NEAR(value("tern_route:two_tier_cost_total{model=\"m\",basis=\"large_only\"}"), (21 + 7) * 1.0 / 1e6, 1e-12);
 }
 
 std::string policy_config(const std::vector<std::string>& urls, const std::string& policy) {
