@@ -40,7 +40,7 @@ class Bench:
     def route_process(self, config_text, log_name):
         path = os.path.join(self.out, log_name.replace(".log", ".toml"))
         with open(path, "w") as config:
-            config.write(config_text)
+            config.write(config_text if "[listen]" in config_text else "[listen]\nport = 0\n" + config_text)
         return self.start([self.tern, "route", "--config", path], log_name)
 
     def serve_process(self, model, log_name, *flags, port=0):

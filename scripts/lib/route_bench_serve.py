@@ -62,18 +62,20 @@ def replica_health(router_url):
 
 
 def start_replicas(bench, model, label, count, *flags):
-    return [bench.serve_process(model, f"{label}-replica-{index}.log", "-t", "1", *flags) for index in range(count)]
+    """`count` replicas of `model`, each on one thread, serving it as "m"."""
+    return [bench.serve_process(model, f"{label}-replica-{index}.log", "-t", "1", "--served-model-name", "m", *flags)
+            for index in range(count)]
 
 
 def affinity(bench):
-    """12 long shared prefixes over 3 replicas whose KV holds about 6 each: prefix-cache hit rate and TTFT with
-    prefix affinity against round robin."""
+    """24 shared prefixes of about 260 tokens over 3 replicas whose KV (3,888 tokens) holds about 14: prefix-cache hit
+    rate and TTFT with prefix affinity (8 prefixes a replica) against round robin (all 24 on each)."""
     model = synth(bench, "small")
     rng = random.Random(11)
-    prefixes = [" ".join(rng.choice(WORDS) for _ in range(300)) for _ in range(12)]
+    prefixes = [" ".join(rng.choice(WORDS) for _ in range(80)) for _ in range(24)]
     rows = []
     for policy in ("round_robin", "prefix_affinity"):
-        replicas = start_replicas(bench, model, f"affinity-{policy}", 3, "--kv-cache-mem", "0.02")
+        replicas = start_replicas(bench, model, f"affinity-{policy}", 3, "--kv-cache-mem", "0.03")
         backends = ", ".join(f'"{url}"' for _, url in replicas)
         router, router_url = bench.route_process(
             f'[pools.main]\nbackends = [{backends}]\npolicy = "{policy}"\n[models.m]\npool = "main"\n',
@@ -81,7 +83,7 @@ def affinity(bench):
         try:
             before = [metrics(url) for _, url in replicas]
             order = random.Random(5)
-            picks = [order.randrange(12) for _ in range(480)]
+            picks = [order.randrange(len(prefixes)) for _ in range(480)]
             ttfts, lock = [], threading.Lock()
 
             def client_loop(thread):
@@ -130,15 +132,16 @@ def faults(bench):
         client = Client(router_url)
         index = 0
         while time.monotonic() - started < 14:
-            body = {"model": "m", "prompt": f"story {thread}-{index} begins", "max_tokens": 48}
+            streamed = thread % 2 == 0
+            body = {"model": "m", "prompt": f"story {thread}-{index} begins", "max_tokens": 160 if streamed else 32}
             request_id = f"faults-{thread}-{index}"
-            if thread % 2 == 0:
+            if streamed:
                 status, _, outcome = stream(client, body, request_id)
             else:
                 status, _, _ = client.post("/v1/completions", body, {"x-request-id": request_id})
                 outcome = "whole"
             with lock:
-                results.append((request_id, thread % 2 == 0, status, outcome))
+                results.append((request_id, streamed, status, outcome))
             index += 1
 
     def watch():
@@ -155,13 +158,16 @@ def faults(bench):
     for thread in threads:
         thread.start()
     time.sleep(4)
+    in_flight = f'tern_route:replica_requests_in_flight{{replica="{victim_url}"}}'
+    while metrics(router_url).get(in_flight, 0) < 2 and time.monotonic() - started < 8:
+        time.sleep(0.005)  # kill it with requests under way
     victim_process.send_signal(signal.SIGKILL)
     events["killed"] = time.monotonic()
     victim_process.wait()
     time.sleep(3)
     port = urllib.parse.urlparse(victim_url).port
-    restarted, _ = bench.serve_process(model, "faults-replica-1-restarted.log", "-t", "1", "--kv-cache-mem", "0.05",
-                                       port=port)
+    restarted, _ = bench.serve_process(model, "faults-replica-1-restarted.log", "-t", "1", "--served-model-name", "m",
+                                       "--kv-cache-mem", "0.05", port=port)
     events["restarted"] = time.monotonic()
     for thread in threads:
         thread.join()

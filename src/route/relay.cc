@@ -268,11 +268,18 @@ void Relay::client_gone() {
     std::unique_lock lock(mutex_);
     if (finished_) return;
     finished_ = true;
-    result_.status = 499;
-    result_.failure = UpstreamFailure::kCancelled;
+    // A client that closes as soon as it has read [DONE] may do so before the replica's last bytes (the chunked
+    // body's end) reached the router: it had the whole answer.
+    const bool had_all = delivery_ == http::Delivery::kStream && saw_done_ && events_.empty();
+    if (!had_all) {
+        result_.status = 499;
+        result_.failure = UpstreamFailure::kCancelled;
+    } else {
+        result_.status = status_;
+    }
     const std::shared_ptr<UpstreamCall> call = call_;
     listener_ = nullptr;  // the session is done with this answer
-    complete(lock, false);
+    complete(lock, had_all && status_ == 200);
     if (call) call->cancel();  // the replica sees the connection close and aborts the request
 }
 
