@@ -19,11 +19,13 @@ class Bench:
         self.out = os.path.join(build, "bench-route")
         os.makedirs(self.out, exist_ok=True)
 
-    def start(self, words, log_name, pattern=r"listening on (http://[0-9.]+:[0-9]+)", seconds=60):
-        """Starts a process and waits for `pattern` (one group: its URL) in its output; returns (process, url)."""
+    def start(self, words, log_name, pattern=r"listening on (http://[0-9.]+:[0-9]+)", seconds=60, cpus=None):
+        """Starts a process (on `cpus`, a taskset list, if given) and waits for `pattern` (one group: its URL) in its
+        output; returns (process, url)."""
         log_path = os.path.join(self.out, log_name)
         log = open(log_path, "w")
-        process = subprocess.Popen(words, stdout=log, stderr=subprocess.STDOUT)
+        pinned = ["taskset", "-c", cpus] if cpus else []
+        process = subprocess.Popen([*pinned, *words], stdout=log, stderr=subprocess.STDOUT)
         for _ in range(int(seconds / 0.05)):
             with open(log_path) as text:
                 found = re.search(pattern, text.read())
@@ -34,23 +36,25 @@ class Bench:
             time.sleep(0.05)
         raise SystemExit(f"{words[0]} did not start; see {log_path}")
 
-    def fixture_process(self, log_name, *flags):
-        return self.start([self.fixture, *flags], log_name)
+    def fixture_process(self, log_name, *flags, cpus=None):
+        return self.start([self.fixture, *flags], log_name, cpus=cpus)
 
-    def route_process(self, config_text, log_name):
+    def route_process(self, config_text, log_name, cpus=None):
         path = os.path.join(self.out, log_name.replace(".log", ".toml"))
         with open(path, "w") as config:
             config.write(config_text if "[listen]" in config_text else "[listen]\nport = 0\n" + config_text)
-        return self.start([self.tern, "route", "--config", path], log_name)
+        return self.start([self.tern, "route", "--config", path], log_name, cpus=cpus)
 
     def serve_process(self, model, log_name, *flags, port=0):
         return self.start([self.tern, "serve", "-m", model, "--port", str(port), *flags], log_name,
                           pattern=r"ready on (http://[0-9.]+:[0-9]+)", seconds=120)
 
-    def bench_serve(self, url, label, *flags):
-        """`tern bench serve` against url; returns the run's summary (its fields sit on the run)."""
+    def bench_serve(self, url, label, *flags, cpus=None):
+        """`tern bench serve` against url (on `cpus` if given); returns the run's summary (its fields sit on the
+        run)."""
         result = os.path.join(self.out, f"{label}.json")
-        subprocess.run([self.tern, "bench", "serve", "--base-url", url, "--no-progress", "--save-result", result,
+        pinned = ["taskset", "-c", cpus] if cpus else []
+        subprocess.run([*pinned, self.tern, "bench", "serve", "--base-url", url, "--no-progress", "--save-result", result,
                         *[str(flag) for flag in flags]], check=True, stdout=subprocess.DEVNULL)
         with open(result) as saved:
             return json.load(saved)["runs"][0]

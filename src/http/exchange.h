@@ -80,6 +80,9 @@ public:
     // worker thread.
     virtual std::optional<Answer> answer_at_once(const Request& request) const = 0;
     virtual RouteResult route(const Request& request) const = 0;
+    // Whether route() is cheap enough for the I/O thread (tern route: a JSON parse and a hash), sparing the request
+    // two thread hand-offs; tern serve's route() tokenizes and renders chat templates, and goes to a worker.
+    virtual bool routes_on_io_thread() const { return false; }
 };
 
 }  // namespace tern::http

@@ -113,21 +113,25 @@ void Session::on_request(beast::error_code error) {
 void Session::dispatch(Request request) {
     stream_.expires_never();
     if (std::optional<Answer> at_once = host_.handler().answer_at_once(request)) return answer(std::move(*at_once));
+    if (host_.handler().routes_on_io_thread()) return take_result(route_safely(request));
     host_.run_on_worker([self = shared_from_this(), request = std::move(request)] {
-        auto result = std::make_shared<RouteResult>(Answer{});
-        try {
-            *result = self->host_.handler().route(request);
-        } catch (const std::exception& error) {
-            log_error("request to {} failed: {}", request.path, error.what());
-            *result = error_answer(500, "internal error while handling the request");
-        }
-        asio::post(self->stream_.get_executor(), [self, result] {
-            if (auto* job = std::get_if<std::unique_ptr<PendingAnswer>>(result.get())) {
-                return self->start_job(std::move(*job));
-            }
-            self->answer(std::move(std::get<Answer>(*result)));
-        });
+        auto result = std::make_shared<RouteResult>(self->route_safely(request));
+        asio::post(self->stream_.get_executor(), [self, result] { self->take_result(std::move(*result)); });
     });
+}
+
+RouteResult Session::route_safely(const Request& request) const {
+    try {
+        return host_.handler().route(request);
+    } catch (const std::exception& error) {
+        log_error("request to {} failed: {}", request.path, error.what());
+        return error_answer(500, "internal error while handling the request");
+    }
+}
+
+void Session::take_result(RouteResult result) {
+    if (auto* job = std::get_if<std::unique_ptr<PendingAnswer>>(&result)) return start_job(std::move(*job));
+    answer(std::move(std::get<Answer>(result)));
 }
 
 void Session::answer(Answer answer) {

@@ -52,6 +52,8 @@ private:
     void on_request(boost::beast::error_code error);
     void answer_read_error(boost::beast::error_code error);
     void dispatch(Request request);
+    RouteResult route_safely(const Request& request) const;  // a handler's exception becomes a 500
+    void take_result(RouteResult result);                    // on the strand: answer, or start the job
     void answer(Answer answer);
     void on_written(bool keep_alive, boost::beast::error_code error);
     void linger_then_close();

@@ -92,9 +92,9 @@ std::string prompt_text(const json& body) {
 }
 
 Gateway::Gateway(RouteConfig config, AccessLog access_log)
-    : access_log_(std::move(access_log)),
-      routing_(std::make_shared<const Routing>(std::move(config))),
-      upstream_work_(boost::asio::make_work_guard(upstream_)) {
+    : upstream_work_(boost::asio::make_work_guard(upstream_)),
+      access_log_(std::move(access_log)),
+      routing_(std::make_shared<const Routing>(std::move(config))) {
     metrics_.watch(routing_);
     upstream_thread_ = std::thread([this] {
         try {

@@ -92,7 +92,8 @@ void Relay::attempt(std::shared_ptr<Replica> replica) {
     result_.replica = replica_->origin();
     replica_->request_started();
     UpstreamRequest request{.base = replica_->url(), .path = plan_.path, .body = plan_.body,
-                            .headers = plan_.headers, .timeout = plan_.upstream_timeout};
+                            .headers = plan_.headers, .timeout = plan_.upstream_timeout,
+                            .idle = replica_->idle_connections()};
     auto self = shared_from_this();
     UpstreamEvents events{
         .on_header = [self, generation](int status, std::string_view type) { self->on_header(generation, status, type); },
@@ -100,7 +101,11 @@ void Relay::attempt(std::shared_ptr<Replica> replica) {
         .on_done = [self, generation, replica = replica_](UpstreamFailure failure, std::string_view detail) {
             self->on_done(generation, *replica, failure, detail);
         }};
-    call_ = std::make_shared<UpstreamCall>(boost::asio::make_strand(upstream_), std::move(request), std::move(events));
+    if (std::optional<boost::asio::ip::tcp::socket> kept = replica_->idle_connections()->take()) {
+        call_ = std::make_shared<UpstreamCall>(std::move(*kept), std::move(request), std::move(events));
+    } else {
+        call_ = std::make_shared<UpstreamCall>(boost::asio::make_strand(upstream_), std::move(request), std::move(events));
+    }
     auto call = call_;
     lock.unlock();
     call->start();

@@ -6,11 +6,13 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 
 #include "net/url.h"
 #include "route/balancer.h"
+#include "route/idle_connections.h"
 
 namespace tern::route {
 
@@ -42,6 +44,8 @@ public:
 
     void set_load(const ScrapedLoad& load);
     ReplicaView view() const;
+    // Keep-alive connections to this replica between calls.
+    const std::shared_ptr<IdleConnections>& idle_connections() const { return idle_connections_; }
 
 private:
     net::BaseUrl url_;
@@ -54,6 +58,7 @@ private:
     mutable std::mutex load_mutex_;
     ScrapedLoad load_;
     int outstanding_at_scrape_ = 0;
+    std::shared_ptr<IdleConnections> idle_connections_ = std::make_shared<IdleConnections>();
 };
 
 }  // namespace tern::route

@@ -15,11 +15,13 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "http/exchange.h"
 #include "net/url.h"
+#include "route/idle_connections.h"
 
 namespace tern::route {
 
@@ -41,6 +43,8 @@ struct UpstreamRequest {
     std::string body;
     http::Headers headers;     // besides Host, Content-Type, Content-Length and Connection
     std::chrono::seconds timeout{300};  // the longest wait for the next byte (and for the connection)
+    // Where a connection that ends its call cleanly is kept for the next; null: a connection per call.
+    std::shared_ptr<IdleConnections> idle;
 };
 
 // What the call reports, always on its strand, in this order: header (at most once), body bytes (any number of
@@ -54,6 +58,9 @@ struct UpstreamEvents {
 class UpstreamCall : public std::enable_shared_from_this<UpstreamCall> {
 public:
     UpstreamCall(boost::asio::any_io_executor executor, UpstreamRequest request, UpstreamEvents events);
+    // On a kept connection (from request.idle), on its executor; should the replica have closed it meanwhile, the
+    // call connects afresh once before anything is reported.
+    UpstreamCall(boost::asio::ip::tcp::socket kept, UpstreamRequest request, UpstreamEvents events);
 
     void start();  // any thread
     // Any thread: closes the connection; on_done(kCancelled) follows unless the call had finished.
@@ -61,6 +68,8 @@ public:
 
 private:
     void send();
+    void connect();
+    bool reconnect_if_stale();
     void on_resolved(boost::beast::error_code error, boost::asio::ip::tcp::resolver::results_type endpoints);
     void on_connected(boost::beast::error_code error);
     void on_written(boost::beast::error_code error);
@@ -74,8 +83,9 @@ private:
     boost::beast::tcp_stream stream_;
     boost::beast::http::request<boost::beast::http::string_body> message_;
     boost::beast::flat_buffer buffer_;
-    boost::beast::http::response_parser<boost::beast::http::buffer_body> parser_;
+    std::optional<boost::beast::http::response_parser<boost::beast::http::buffer_body>> parser_;
     std::array<char, 16 << 10> chunk_{};
+    bool reused_ = false;  // on a kept connection, not yet proven alive by a byte of the answer
     bool header_seen_ = false;
     bool finished_ = false;
     bool cancelled_ = false;

@@ -226,6 +226,7 @@ FixtureBackend::FixtureBackend(FixtureOptions options) : options_(std::move(opti
     server_options.port = 0;
     server_options.io_threads = 1;
     server_options.worker_threads = 1;
+    server_options.idle_timeout_s = options_.idle_timeout_s;
     server_ = std::make_unique<http::Server>(server_options, *handler_);
     const Status bound = server_->bind();
     if (!bound.is_ok()) throw std::runtime_error(bound.message());

@@ -34,6 +34,7 @@ struct FixtureOptions {
     // of easy and hard prompts for two-tier routing.
     std::string unsure_marker;
     double unsure_logprob = -3.0;
+    int idle_timeout_s = 15;         // the fixture closes a keep-alive connection idle this long
 };
 
 class FixtureBackend {
@@ -47,6 +48,7 @@ public:
     int requests() const { return requests_.load(); }    // generation requests received
     int cancelled() const { return cancelled_.load(); }  // answers whose client left first
     int active() const { return active_.load(); }        // answers under way
+    int connections() const { return server_->num_connections(); }  // open client connections
     void set_mode(FixtureMode mode);
     void set_ready(bool ready);
     void set_load(double waiting, double kv_usage);

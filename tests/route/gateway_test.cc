@@ -152,6 +152,43 @@ TEST(RouteGateway, A429FromAReplicaIsRetriedElsewhereWithoutEjectingIt) {
     EXPECT_EQ(testing::metric_value(metrics, "tern_route:replica_healthy{replica=\"" + full.url() + "\"}"), 1);
 }
 
+// Sequential requests reuse one kept connection to the replica, instead of a connect (and an accept) each.
+TEST(RouteGateway, ConnectionsToAReplicaAreKeptAndReused) {
+    FixtureBackend backend;
+    RouteUnderTest route(pool_config({backend.url()}));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the health checker's connection is open
+    const int before = backend.connections();
+    for (int idx = 0; idx < 20; ++idx) {
+        ASSERT_EQ(testing::http_post(route.port(), "/v1/completions", kCompletion).status, 200);
+        ASSERT_EQ(testing::post_stream(route.port(), "/v1/completions", kStream).status, 200);
+    }
+    EXPECT_EQ(backend.requests(), 40);
+    // Connections closed after each request would leave none open; reused, one or two stay (a stream's is kept a
+    // moment after its client has [DONE], so the next request may open a second one).
+    const int kept = backend.connections() - before;
+    EXPECT_GE(kept, 1);
+    EXPECT_LE(kept, 2);
+}
+
+// A kept connection the replica closed while it sat idle is found dead on its next use: the call connects afresh,
+// the client sees nothing of it, and the replica is not counted as failing.
+TEST(RouteGateway, AKeptConnectionTheReplicaClosedIsReplacedUnseen) {
+    FixtureBackend backend(FixtureOptions{.idle_timeout_s = 1});
+    RouteUnderTest route(pool_config({backend.url()}));
+    for (int round = 0; round < 3; ++round) {
+        const testing::HttpReply reply = testing::http_post(route.port(), "/v1/completions", kCompletion);
+        ASSERT_EQ(reply.status, 200) << reply.body;
+        // The router's kept connection is closed by the fixture after a second idle (the health checker's own
+        // connection may stay).
+        const int open = backend.connections();
+        ASSERT_TRUE(wait_until([&] { return backend.connections() < open; }, std::chrono::seconds(5)));
+    }
+    ASSERT_TRUE(wait_until([&] { return route.log().size() == 3; }, std::chrono::seconds(2)));
+    for (const json& line : route.log()) EXPECT_EQ(line["attempts"], 1) << line.dump();
+    const std::string metrics = testing::http_get(route.port(), "/metrics").body;
+    EXPECT_EQ(metrics.find("tern_route:upstream_failures_total{"), std::string::npos) << metrics;
+}
+
 TEST(RouteGateway, WithNoReplicaLeftTheClientGetsAGatewayError) {
     RouteUnderTest route(pool_config({dead_url()}));
     const testing::HttpReply reply = testing::http_post(route.port(), "/v1/completions", kCompletion);
