@@ -44,10 +44,13 @@ def overhead():
     flags = ["--model", "fixture", "--num-prompts", 2000, "--max-concurrency", 200, "--input-len", 16,
              "--output-len", 16, "--num-warmups", 200]
     try:
+        fixture_before = cpu_seconds(fixture.pid)
         direct = BENCH.bench_serve(fixture_url, "overhead-direct", *flags, cpus="0")
-        before = cpu_seconds(router.pid)
+        fixture_direct = cpu_seconds(fixture.pid) - fixture_before
+        before, fixture_before = cpu_seconds(router.pid), cpu_seconds(fixture.pid)
         routed = BENCH.bench_serve(router_url, "overhead-route", *flags, cpus="0")
         router_cpu = cpu_seconds(router.pid) - before
+        fixture_routed = cpu_seconds(fixture.pid) - fixture_before
         events = routed["total_output_tokens"] + routed["completed"]  # every token's event and each [DONE]
         print("| | direct | through tern route | added |")
         print("| --- | ---: | ---: | ---: |")
@@ -56,6 +59,7 @@ def overhead():
         print(f"| completed / failed | {direct['completed']} / {direct['failed']} | "
               f"{routed['completed']} / {routed['failed']} | |")
         print(f"router CPU: {router_cpu:.2f} s for {events} relayed events: {1e6 * router_cpu / events:.1f} us each")
+        print(f"fixture CPU (warm-ups included): {fixture_direct:.2f} s direct, {fixture_routed:.2f} s through the router")
         for label, run in (("direct", direct), ("through the router", routed)):
             if run["failed"]:
                 print(f"failed {label}: {run['errors_by_kind']}")
