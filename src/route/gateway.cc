@@ -253,6 +253,7 @@ std::optional<http::Answer> Gateway::admit(const Routing& routing, const Incomin
     admission = routing.limits().admit(*incoming.tenant_index, tokens, std::chrono::steady_clock::now());
     if (admission.admitted) return std::nullopt;
     http::Answer answer = refuse(admission.status, admission.message);
+    metrics_.tenant_answered(incoming.tenant->name, admission.status, -1);
     http::set_retry_after(answer, std::max(1, static_cast<int>(std::ceil(admission.retry_after_s))));
     return answer;
 }
@@ -344,7 +345,8 @@ std::unique_ptr<http::PendingAnswer> Gateway::start_two_tier(const std::shared_p
     small_incoming.tenant_index.reset();  // the client's budget is charged once, by whichever answer it gets
     const RouteDecision decision{small, "small", "two_tier"};
     RelayPlan plan = make_plan(routing, small_incoming, decision, Admission{.admitted = true}, arrival);
-    plan.on_complete = [this, answer, tiers, model, client_body = incoming.body, chat](
+    const std::string tenant = incoming.tenant ? incoming.tenant->name : std::string();
+    plan.on_complete = [this, answer, tiers, model, tenant, client_body = incoming.body, chat](
                            std::shared_ptr<const Recording> recording) {
         const nlohmann::json small_answer = recording ? json::parse(recording->body, nullptr, false) : json();
         const Verdict verdict = recording ? judge(small_answer, tiers) : Verdict{.escalate = true, .reason = "small failed"};
@@ -352,6 +354,7 @@ std::unique_ptr<http::PendingAnswer> Gateway::start_two_tier(const std::shared_p
                                   ? small_answer["usage"].value("total_tokens", -1.0)
                                   : -1.0;
         metrics_.small_tier_answered(model, tiers, tokens, !verdict.escalate);
+        if (!verdict.escalate && !tenant.empty()) metrics_.tenant_answered(tenant, 200, tokens);
         if (verdict.escalate) {
             metrics_.escalated(model, verdict.reason);
             return answer->resolve(nullptr);
@@ -365,6 +368,29 @@ std::unique_ptr<http::PendingAnswer> Gateway::start_two_tier(const std::shared_p
     return deferred_job(std::move(answer), finished_small, std::move(small_job));
 }
 
+namespace {
+
+// Asks a stream for its usage (stream_options.include_usage) when the client did not; returns whether it did, so that
+// the relay drops the usage chunk the client did not ask for. A malformed stream_options is the replica's to refuse.
+bool ask_stream_usage(json& body) {
+    const auto options = body.find("stream_options");
+    if (options != body.end() && (!options->is_object() || options->value("include_usage", false))) return false;
+    body["stream_options"]["include_usage"] = true;
+    return true;
+}
+
+// One JSON line per relayed request.
+std::string access_log_line(const std::string& request_id, const std::string& tenant, const std::string& model,
+                            const RouteDecision& decision, const RelayResult& result) {
+    return dump({{"event", "request"}, {"request_id", request_id}, {"tenant", tenant}, {"model", model},
+                 {"version", decision.version}, {"pool", decision.pool->config().name}, {"reason", decision.reason},
+                 {"replica", result.replica}, {"status", result.status}, {"attempts", result.attempts},
+                 {"stream", result.streamed}, {"ttft_ms", result.ttft_ms}, {"total_ms", result.total_ms},
+                 {"usage_tokens", result.usage_tokens}, {"failure", to_string(result.failure)}});
+}
+
+}  // namespace
+
 RelayPlan Gateway::make_plan(const std::shared_ptr<const Routing>& routing, Incoming& incoming,
                              const RouteDecision& decision, const Admission& admission,
                              std::chrono::steady_clock::time_point arrival) const {
@@ -375,17 +401,11 @@ RelayPlan Gateway::make_plan(const std::shared_ptr<const Routing>& routing, Inco
                    .client_wants_stream = incoming.stream, .arrival = arrival,
                    .upstream_timeout = std::chrono::seconds(routing->config().listen.upstream_timeout_s)};
     if (incoming.stream) plan.headers.emplace_back("Accept", "text/event-stream");
-    const auto options = body.find("stream_options");
-    const bool has_options = options != body.end() && options->is_object();
-    const bool usage_asked = has_options && options->value("include_usage", false);
+    // A stream's usage comes only when asked for: ask, so that the tenant is charged what it used and a large tier's
+    // spending is counted.
     const TwoTierConfig* tiers = incoming.model->two_tier ? &*incoming.model->two_tier : nullptr;
     const bool counts_usage = incoming.tenant_index || (tiers && decision.reason != "two_tier");
-    if (incoming.stream && counts_usage && !usage_asked && (has_options || options == body.end())) {
-        // A stream's usage comes only when asked for: ask, so that the tenant is charged what it used and a large
-        // tier's spending is counted.
-        body["stream_options"]["include_usage"] = true;
-        plan.strip_usage_chunk = true;
-    }
+    if (incoming.stream && counts_usage) plan.strip_usage_chunk = ask_stream_usage(body);
     plan.body = dump(body);
     plan.pick = [routing, pool = decision.pool, text = incoming.text](const std::vector<const Replica*>& tried) {
         return pool->pick(text, tried);
@@ -396,17 +416,14 @@ RelayPlan Gateway::make_plan(const std::shared_ptr<const Routing>& routing, Inco
     if (tiers && decision.reason != "two_tier") large_tier = *tiers;
     plan.on_delivered = [this, routing, tenant, admission, decision, large_tier, model = incoming.model_name,
                          request_id = incoming.request_id,
-                         tenant_name = incoming.tenant ? incoming.tenant->name : std::string()](const RelayResult& result) {
+                         tenant_name = incoming.tenant ? incoming.tenant->name : std::string()](
+                            const RelayResult& result) {
         if (tenant) routing->limits().finish(*tenant, admission, result.usage_tokens, std::chrono::steady_clock::now());
-        metrics_.observe(model, decision.version, decision.pool->config().name, result);
+        // A two-tier's small call is the router's: the tenant's request is counted by what answers it.
+        const std::string& counted_tenant = decision.reason == "two_tier" ? std::string() : tenant_name;
+        metrics_.observe(model, decision.version, decision.pool->config().name, decision.reason, counted_tenant, result);
         if (large_tier && result.status < 400) metrics_.large_tier_answered(model, *large_tier, result.usage_tokens);
-        if (!access_log_) return;
-        access_log_(dump({{"event", "request"}, {"request_id", request_id}, {"tenant", tenant_name}, {"model", model},
-                          {"version", decision.version}, {"pool", decision.pool->config().name},
-                          {"reason", decision.reason}, {"replica", result.replica}, {"status", result.status},
-                          {"attempts", result.attempts}, {"stream", result.streamed}, {"ttft_ms", result.ttft_ms},
-                          {"total_ms", result.total_ms}, {"usage_tokens", result.usage_tokens},
-                          {"failure", to_string(result.failure)}}));
+        if (access_log_) access_log_(access_log_line(request_id, tenant_name, model, decision, result));
     };
     return plan;
 }

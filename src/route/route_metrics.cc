@@ -19,8 +19,15 @@ std::vector<double> latency_bounds() {
 }  // namespace
 
 RouteMetrics::RouteMetrics() {
-    requests_ = must(registry_.add_counter("tern_route:requests_total", "Requests relayed, by model, canary version, pool and status",
-                                           {"model", "version", "pool", "code"}));
+    requests_ = must(registry_.add_counter("tern_route:requests_total",
+                                           "Requests relayed, by model, canary version, pool, route decision and status",
+                                           {"model", "version", "pool", "reason", "code"}));
+    tenant_requests_ = must(registry_.add_counter("tern_route:tenant_requests_total",
+                                                  "A tenant's requests, relayed or refused by its budgets, by status",
+                                                  {"tenant", "code"}));
+    tenant_tokens_ = must(registry_.add_counter("tern_route:tenant_tokens_total",
+                                                "Tokens (prompt and completion) a tenant's relayed requests used, as "
+                                                "the replicas reported them", {"tenant"}));
     refused_ = must(registry_.add_counter("tern_route:refused_total",
                                           "Requests answered by the router without a replica, by status", {"code"}));
     upstream_failures_ = must(registry_.add_counter("tern_route:upstream_failures_total",
@@ -51,8 +58,12 @@ RouteMetrics::RouteMetrics() {
 }
 
 void RouteMetrics::observe(const std::string& model, const std::string& version, const std::string& pool,
-                           const RelayResult& result) {
-    requests_->with_labels({model, version, pool, std::to_string(result.status)}).inc();
+                           const std::string& reason, const std::string& tenant, const RelayResult& result) {
+    requests_->with_labels({model, version, pool, reason, std::to_string(result.status)}).inc();
+    if (!tenant.empty()) {
+        tenant_requests_->with_labels({tenant, std::to_string(result.status)}).inc();
+        if (result.usage_tokens > 0) tenant_tokens_->with_labels({tenant}).inc(result.usage_tokens);
+    }
     if (result.attempts > 1) retries_->with_labels({pool}).inc(result.attempts - 1);
     if (result.failure != UpstreamFailure::kNone && result.failure != UpstreamFailure::kCancelled) {
         upstream_failures_->with_labels({result.replica, std::string(to_string(result.failure))}).inc();
@@ -79,6 +90,11 @@ void RouteMetrics::large_tier_answered(const std::string& model, const TwoTierCo
     const double cost = tokens * tiers.large_price_per_mtok / 1e6;
     tier_cost_->with_labels({model, "actual"}).inc(cost);
     tier_cost_->with_labels({model, "large_only"}).inc(cost);
+}
+
+void RouteMetrics::tenant_answered(const std::string& tenant, int status, double tokens) {
+    tenant_requests_->with_labels({tenant, std::to_string(status)}).inc();
+    if (tokens > 0) tenant_tokens_->with_labels({tenant}).inc(tokens);
 }
 
 void RouteMetrics::escalated(const std::string& model, const std::string& reason) {

@@ -17,9 +17,13 @@ class Routing;
 class RouteMetrics {
 public:
     RouteMetrics();
-    // A relayed request ended.
+    // A relayed request ended. `reason` is the route decision (model, canary, long_context, header, two_tier);
+    // `tenant` is empty without tenants.
     void observe(const std::string& model, const std::string& version, const std::string& pool,
-                 const RelayResult& result);
+                 const std::string& reason, const std::string& tenant, const RelayResult& result);
+    // A tenant's request answered without a relay of its own: refused by its budgets (429), or a two-tier request
+    // whose small answer was kept (the small tier's relay is not the tenant's). `tokens` < 0: none to count.
+    void tenant_answered(const std::string& tenant, int status, double tokens);
     // A request answered by the router itself (401, 404, 400, 503 ...).
     void refused(int status);
     // A request answered from the cache, or from an identical request in flight.
@@ -40,6 +44,8 @@ private:
     metrics::Registry registry_;
     metrics::Family<metrics::Counter>* requests_ = nullptr;
     metrics::Family<metrics::Counter>* refused_ = nullptr;
+    metrics::Family<metrics::Counter>* tenant_requests_ = nullptr;
+    metrics::Family<metrics::Counter>* tenant_tokens_ = nullptr;
     metrics::Family<metrics::Counter>* upstream_failures_ = nullptr;
     metrics::Family<metrics::Counter>* retries_ = nullptr;
     metrics::Family<metrics::Counter>* cache_hits_ = nullptr;

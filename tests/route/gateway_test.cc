@@ -372,6 +372,16 @@ TEST(RouteGateway, ARequestRateBudgetIsKeptAndRefusalsNeverReachABackend) {
     EXPECT_GT(refused, 0);
     EXPECT_NEAR(admitted, 20 + 20 * seconds, 0.05 * 20 * seconds) << "admitted " << admitted << " in " << seconds << " s";
     EXPECT_EQ(backend.requests(), admitted);
+    // The tenant's own counters (the last relayed request is counted once its answer went out).
+    const std::string relayed = "tern_route:tenant_requests_total{tenant=\"a\",code=\"200\"}";
+    std::string metrics;
+    ASSERT_TRUE(wait_until([&] {
+        metrics = testing::http_get(route.port(), "/metrics").body;
+        return testing::metric_value(metrics, relayed) == admitted;
+    }, std::chrono::seconds(2))) << metrics;
+    EXPECT_EQ(testing::metric_value(metrics, "tern_route:tenant_requests_total{tenant=\"a\",code=\"429\"}"), refused);
+    EXPECT_EQ(testing::metric_value(metrics, "tern_route:tenant_tokens_total{tenant=\"a\"}"), 12.0 * admitted)
+        << "the fixture reports 4 prompt + 8 completion tokens";
 }
 
 TEST(RouteGateway, AnAdminRollbackAppliesToTheNextRequest) {
