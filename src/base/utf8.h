@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace tern {
@@ -19,5 +21,8 @@ struct Utf8Step {
 // One step of strict UTF-8 validation at the start of `bytes` (which must not be empty): overlong forms, surrogates
 // and values past U+10FFFF are invalid.
 Utf8Step next_utf8_sequence(std::string_view bytes);
+
+// Appends the code point's UTF-8 spelling; a surrogate or a value past U+10FFFF, which have none, becomes U+FFFD.
+void append_utf8(std::string& out, uint32_t code_point);
 
 }  // namespace tern

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "base/utf8.h"
+
 namespace tern::chat::jinja {
 namespace {
 
@@ -111,26 +113,7 @@ char32_t decode_utf8(std::string_view text, size_t& pos) {
     return cp;
 }
 
-void append_utf8(std::string& out, char32_t cp) {
-    if (cp >= 0xD800 && cp <= 0xDFFF) cp = 0xFFFD;  // lone surrogates cannot be encoded
-    if (cp < 0x80) {
-        out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-        out += static_cast<char>(0xC0 | (cp >> 6));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-        out += static_cast<char>(0xE0 | (cp >> 12));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x110000) {
-        out += static_cast<char>(0xF0 | (cp >> 18));
-        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-        append_utf8(out, 0xFFFD);
-    }
-}
+void append_utf8(std::string& out, char32_t cp) { tern::append_utf8(out, static_cast<uint32_t>(cp)); }
 
 bool py_isspace(char32_t cp) {
     if (cp == ' ' || (cp >= 0x09 && cp <= 0x0D) || (cp >= 0x1C && cp <= 0x1F)) return true;

@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "base/utf8.h"
+
 namespace tern::unicode {
 namespace {
 
@@ -78,23 +80,7 @@ std::vector<uint32_t> decode_utf8(std::string_view text) {
     return cpts;
 }
 
-void append_utf8(uint32_t cpt, std::string& out) {
-    if (cpt < 0x80) {
-        out.push_back(static_cast<char>(cpt));
-    } else if (cpt < 0x800) {
-        out.push_back(static_cast<char>(0xC0 | (cpt >> 6)));
-        out.push_back(static_cast<char>(0x80 | (cpt & 0x3F)));
-    } else if (cpt < 0x10000) {
-        out.push_back(static_cast<char>(0xE0 | (cpt >> 12)));
-        out.push_back(static_cast<char>(0x80 | ((cpt >> 6) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | (cpt & 0x3F)));
-    } else {
-        out.push_back(static_cast<char>(0xF0 | (cpt >> 18)));
-        out.push_back(static_cast<char>(0x80 | ((cpt >> 12) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | ((cpt >> 6) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | (cpt & 0x3F)));
-    }
-}
+void append_utf8(uint32_t cpt, std::string& out) { tern::append_utf8(out, cpt); }
 
 bool is_whitespace(uint32_t cpt) {
     if (cpt < 0x80) return (cpt >= 0x09 && cpt <= 0x0D) || cpt == 0x20;

@@ -1,0 +1,142 @@
+#include "grammar/matcher.h"
+
+#include <algorithm>
+
+namespace tern::grammar {
+
+void Chart::add(Item item) {
+    const uint64_t key = (uint64_t{item.position} << 32) | item.origin;
+    if (in_last_set_.insert(key).second) items_.push_back(item);
+}
+
+// Prediction and completion until nothing new: the classic Earley closure, with Aycock and Horspool's rule for
+// empty rules (a reference to a nullable rule also steps over it at once) so that a rule completed empty in this
+// set is not missed by items added after it.
+void Chart::close_last_set() {
+    const uint32_t current = static_cast<uint32_t>(set_begin_.size() - 1);
+    for (size_t i = set_begin_.back(); i < items_.size(); ++i) {
+        const Item item = items_[i];
+        const Position& position = grammar_->at(item.position);
+        if (position.kind == Position::kRule) {
+            for (uint32_t alternative : grammar_->rules()[position.index].alternatives) add({alternative, current});
+            if (grammar_->nullable(position.index)) add({item.position + 1, item.origin});
+        } else if (position.kind == Position::kEnd) {
+            const uint32_t rule = grammar_->rule_of(item.position);
+            const size_t end = item.origin == current ? items_.size() : set_begin_[item.origin + 1];
+            for (size_t j = set_begin_[item.origin]; j < end; ++j) {
+                const Position& waiting = grammar_->at(items_[j].position);
+                if (waiting.kind == Position::kRule && waiting.index == rule) {
+                    add({items_[j].position + 1, items_[j].origin});
+                }
+            }
+        }
+    }
+    in_last_set_.clear();
+}
+
+void Chart::start(const std::vector<Item>& items) {
+    items_.clear();
+    set_begin_.assign(1, 0);
+    for (const Item& item : items) add(item);
+    close_last_set();
+}
+
+void Chart::start_inside(uint32_t position, const std::vector<uint32_t>& callers) {
+    items_.clear();
+    set_begin_.assign(1, 0);
+    add({position, 0});
+    for (uint32_t caller : callers) add({caller, 0});
+    in_last_set_.clear();
+}
+
+bool Chart::scan(uint8_t byte) {
+    const size_t begin = set_begin_.back();
+    const size_t end = items_.size();
+    set_begin_.push_back(end);
+    for (size_t i = begin; i < end; ++i) {
+        const Item item = items_[i];
+        if (grammar_->at(item.position).kind == Position::kBytes && grammar_->bytes_at(item.position)[byte]) {
+            add({item.position + 1, item.origin});
+        }
+    }
+    if (items_.size() == end) {
+        set_begin_.pop_back();
+        in_last_set_.clear();
+        return false;
+    }
+    close_last_set();
+    return true;
+}
+
+void Chart::truncate(size_t sets) {
+    TERN_CHECK(sets >= 1 && sets <= set_begin_.size()) << "truncate to " << sets << " of " << set_begin_.size();
+    if (sets < set_begin_.size()) {
+        items_.resize(set_begin_[sets]);
+        set_begin_.resize(sets);
+    }
+}
+
+bool Chart::completed_from_start(uint32_t rule) const {
+    for (size_t i = set_begin_.back(); i < items_.size(); ++i) {
+        const Item& item = items_[i];
+        if (item.origin == 0 && grammar_->at(item.position).kind == Position::kEnd &&
+            grammar_->rule_of(item.position) == rule) {
+            return true;
+        }
+    }
+    return false;
+}
+
+ByteSet Chart::next_bytes() const {
+    ByteSet bytes;
+    for (size_t i = set_begin_.back(); i < items_.size(); ++i) {
+        if (grammar_->at(items_[i].position).kind == Position::kBytes) bytes |= grammar_->bytes_at(items_[i].position);
+    }
+    return bytes;
+}
+
+std::vector<uint32_t> Chart::scannable_positions() const {
+    std::vector<uint32_t> positions;
+    for (size_t i = set_begin_.back(); i < items_.size(); ++i) {
+        if (grammar_->at(items_[i].position).kind == Position::kBytes) positions.push_back(items_[i].position);
+    }
+    std::sort(positions.begin(), positions.end());
+    positions.erase(std::unique(positions.begin(), positions.end()), positions.end());
+    return positions;
+}
+
+Matcher::Matcher(const Grammar& grammar) : chart_(grammar) {
+    std::vector<Item> starts;
+    for (uint32_t alternative : grammar.rules()[0].alternatives) starts.push_back({alternative, 0});
+    chart_.start(starts);
+}
+
+bool Matcher::accept_byte(uint8_t byte) { return chart_.scan(byte); }
+
+bool Matcher::accept_bytes(std::string_view bytes) {
+    const size_t before = chart_.sets();
+    for (char byte : bytes) {
+        if (!chart_.scan(static_cast<uint8_t>(byte))) {
+            chart_.truncate(before);
+            return false;
+        }
+    }
+    return true;
+}
+
+void Matcher::rollback(size_t bytes) {
+    TERN_CHECK(bytes <= bytes_accepted()) << "rollback of " << bytes << " bytes, " << bytes_accepted() << " read";
+    chart_.truncate(chart_.sets() - bytes);
+}
+
+bool matches(const Grammar& grammar, std::string_view text) {
+    Matcher matcher(grammar);
+    return matcher.accept_bytes(text) && matcher.can_end();
+}
+
+bool matches_prefix(const Grammar& grammar, std::string_view text) {
+    Matcher matcher(grammar);
+    return matcher.accept_bytes(text) && (matcher.next_bytes().any() || matcher.can_end());
+}
+
+}  // namespace tern::grammar

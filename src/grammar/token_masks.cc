@@ -1,0 +1,142 @@
+#include "grammar/token_masks.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "grammar/follow_sets.h"
+#include "grammar/token_walk.h"
+
+namespace tern::grammar {
+namespace {
+
+// Past this share of the vocabulary a position's accepted tokens are kept as a bitmask (a few KiB) rather than
+// a list: merging a mask is a pass over words, setting a list is a store per token.
+constexpr size_t kDenseShare = 32;
+
+// The callers of a position's rule, and of theirs, as long as each rule is referred to from one place only: there
+// the context is known, and a token that leaves the rule can be judged at compile time. A string's character class
+// (a helper rule of UTF-8 alternatives) would otherwise end after every character and leave most tokens to be
+// checked at run time.
+struct Context {
+    std::vector<uint32_t> callers;
+    uint32_t rule;
+};
+
+Context unique_context(const Grammar& grammar, const std::vector<std::vector<uint32_t>>& references, uint32_t position) {
+    Context context{{}, grammar.rule_of(position)};
+    std::vector<bool> seen(grammar.rules().size(), false);
+    seen[context.rule] = true;
+    while (references[context.rule].size() == 1) {
+        const uint32_t caller = references[context.rule][0];
+        const uint32_t outer = grammar.rule_of(caller);
+        if (seen[outer]) break;
+        seen[outer] = true;
+        context.callers.push_back(caller);
+        context.rule = outer;
+    }
+    return context;
+}
+
+std::vector<std::vector<uint32_t>> references_by_rule(const Grammar& grammar) {
+    std::vector<std::vector<uint32_t>> references(grammar.rules().size());
+    for (uint32_t position = 0; position < grammar.positions().size(); ++position) {
+        if (grammar.at(position).kind == Position::kRule) references[grammar.at(position).index].push_back(position);
+    }
+    return references;
+}
+
+std::vector<uint32_t> all_indices(const TokenVocabulary& vocabulary) {
+    std::vector<uint32_t> indices(vocabulary.sorted().size());
+    std::iota(indices.begin(), indices.end(), 0u);
+    return indices;
+}
+
+}  // namespace
+
+CompiledGrammar::CompiledGrammar(Grammar grammar, std::shared_ptr<const TokenVocabulary> vocabulary)
+    : grammar_(std::move(grammar)), vocabulary_(std::move(vocabulary)), tokens_(grammar_.positions().size()) {
+    const auto started = std::chrono::steady_clock::now();
+    const std::vector<uint32_t> everything = all_indices(*vocabulary_);
+    const std::vector<int32_t>& sorted = vocabulary_->sorted();
+    Chart chart(grammar_);
+    const std::vector<ByteSet> follow = follow_sets(grammar_);
+    const std::vector<std::vector<uint32_t>> references = references_by_rule(grammar_);
+    for (uint32_t position = 0; position < grammar_.positions().size(); ++position) {
+        if (grammar_.at(position).kind != Position::kBytes) continue;
+        PositionTokens& tokens = tokens_[position];
+        const Context known = unique_context(grammar_, references, position);
+        chart.start_inside(position, known.callers);
+        const std::optional<WalkContext> context = WalkContext{known.rule, follow[known.rule]};
+        walk_tokens(chart, *vocabulary_, everything, context, [&](uint32_t index, TokenVerdict v) {
+            if (v == TokenVerdict::kAccepted) {
+                tokens.accepted.push_back(sorted[index]);
+            } else {
+                tokens.uncertain.push_back(index);
+            }
+        });
+        ++stats_.positions;
+        stats_.accepted += tokens.accepted.size();
+        stats_.uncertain += tokens.uncertain.size();
+        if (tokens.accepted.size() * kDenseShare > vocabulary_->size()) {
+            tokens.accepted_mask = TokenMask(vocabulary_->size());
+            for (int32_t id : tokens.accepted) tokens.accepted_mask.set(id);
+            tokens.accepted.clear();
+            tokens.accepted.shrink_to_fit();
+            tokens.dense = true;
+        }
+    }
+    stats_.milliseconds =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+}
+
+GrammarMatcher::GrammarMatcher(std::shared_ptr<const CompiledGrammar> compiled)
+    : compiled_(std::move(compiled)), chart_(compiled_->grammar()) {
+    std::vector<Item> starts;
+    for (uint32_t alternative : compiled_->grammar().rules()[0].alternatives) starts.push_back({alternative, 0});
+    chart_.start(starts);
+}
+
+bool GrammarMatcher::accept_token(int32_t id) {
+    const std::string& bytes = compiled_->vocabulary().bytes(id);
+    if (bytes.empty()) return false;
+    const size_t before = chart_.sets();
+    for (char byte : bytes) {
+        if (!chart_.scan(static_cast<uint8_t>(byte))) {
+            chart_.truncate(before);
+            return false;
+        }
+    }
+    token_ends_.push_back(chart_.sets());
+    return true;
+}
+
+void GrammarMatcher::fill_next_token_mask(TokenMask& mask) {
+    if (mask.size() != compiled_->vocabulary().size()) mask = TokenMask(compiled_->vocabulary().size());
+    mask.clear();
+    std::vector<uint32_t> uncertain;
+    for (uint32_t position : chart_.scannable_positions()) {
+        const PositionTokens& tokens = compiled_->tokens_at(position);
+        if (tokens.dense) {
+            mask.merge(tokens.accepted_mask);
+        } else {
+            for (int32_t id : tokens.accepted) mask.set(id);
+        }
+        uncertain.insert(uncertain.end(), tokens.uncertain.begin(), tokens.uncertain.end());
+    }
+    const std::vector<int32_t>& sorted = compiled_->vocabulary().sorted();
+    std::sort(uncertain.begin(), uncertain.end());
+    uncertain.erase(std::unique(uncertain.begin(), uncertain.end()), uncertain.end());
+    uncertain.erase(std::remove_if(uncertain.begin(), uncertain.end(), [&](uint32_t i) { return mask.test(sorted[i]); }),
+                    uncertain.end());
+    walk_tokens(chart_, compiled_->vocabulary(), uncertain, std::nullopt, [&](uint32_t index, TokenVerdict verdict) {
+        if (verdict == TokenVerdict::kAccepted) mask.set(sorted[index]);
+    });
+}
+
+void GrammarMatcher::rollback(size_t tokens) {
+    TERN_CHECK(tokens <= token_ends_.size()) << "rollback of " << tokens << " tokens, " << token_ends_.size() << " read";
+    token_ends_.resize(token_ends_.size() - tokens);
+    chart_.truncate(token_ends_.empty() ? 1 : token_ends_.back());
+}
+
+}  // namespace tern::grammar

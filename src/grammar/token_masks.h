@@ -1,0 +1,74 @@
+// Token masks: which tokens a grammar allows next, over a whole vocabulary, fast enough to run every decoding step.
+//
+// The idea is XGrammar's (Dong et al., 2024): most of a position's verdicts do not depend on the parse around it.
+// For each byte-set position of the grammar, once per grammar and vocabulary, every token is run from that position
+// alone: a token consumed before the position's rule ends is accepted whatever the context; one refused before the
+// rule ends is refused whatever the context; only a token that runs past the end of the rule ("uncertain") needs the
+// real parse. At run time a mask is the union of the accepted sets of the positions the parser is at, plus the
+// uncertain tokens checked against the live chart.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "grammar/grammar.h"
+#include "grammar/matcher.h"
+#include "grammar/token_vocabulary.h"
+
+namespace tern::grammar {
+
+struct PositionTokens {
+    std::vector<int32_t> accepted;  // token ids, when few
+    TokenMask accepted_mask;        // when many (dense) ...
+    bool dense = false;
+    std::vector<uint32_t> uncertain;  // indices into the vocabulary's sorted order, ascending
+};
+
+struct CompileStats {
+    double milliseconds = 0;
+    size_t positions = 0;
+    size_t accepted = 0;   // summed over positions
+    size_t uncertain = 0;  // summed over positions
+};
+
+class CompiledGrammar {
+public:
+    CompiledGrammar(Grammar grammar, std::shared_ptr<const TokenVocabulary> vocabulary);
+
+    const Grammar& grammar() const { return grammar_; }
+    const TokenVocabulary& vocabulary() const { return *vocabulary_; }
+    const PositionTokens& tokens_at(uint32_t position) const { return tokens_[position]; }
+    const CompileStats& stats() const { return stats_; }
+
+private:
+    Grammar grammar_;
+    std::shared_ptr<const TokenVocabulary> vocabulary_;
+    std::vector<PositionTokens> tokens_;  // by position; empty for rule references and ends
+    CompileStats stats_;
+};
+
+// One request's progress through a compiled grammar, token by token.
+class GrammarMatcher {
+public:
+    explicit GrammarMatcher(std::shared_ptr<const CompiledGrammar> compiled);
+
+    // Advances by the token's bytes; false (nothing changed) when the grammar refuses them or the token has none.
+    bool accept_token(int32_t id);
+    // Sets exactly the tokens whose bytes the grammar allows next (end of text is separate: can_end()).
+    void fill_next_token_mask(TokenMask& mask);
+    // Whether the text so far is complete (an end-of-sequence token may come now).
+    bool can_end() const { return chart_.completed_from_start(0); }
+    // Whether nothing but the end may come.
+    bool must_end() const { return chart_.next_bytes().none(); }
+    // Takes back the last `tokens` accepted tokens.
+    void rollback(size_t tokens);
+    size_t tokens_accepted() const { return token_ends_.size(); }
+
+private:
+    std::shared_ptr<const CompiledGrammar> compiled_;
+    Chart chart_;
+    std::vector<size_t> token_ends_;  // chart sets after each accepted token
+};
+
+}  // namespace tern::grammar

@@ -1,0 +1,30 @@
+// Runs many tokens through a chart from its current last set, in the vocabulary's sorted order: the work for a
+// prefix shared with the previous token is kept (the chart is truncated back to it, not rebuilt), and every token
+// under a prefix the chart refused gets the same verdict without being run.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "grammar/matcher.h"
+#include "grammar/token_vocabulary.h"
+
+namespace tern::grammar {
+
+enum class TokenVerdict { kAccepted, kRefused, kUncertain };
+
+// When the chart started inside a rule with nothing around it: that rule, and the bytes that can follow it anywhere.
+struct WalkContext {
+    uint32_t rule;
+    ByteSet follow;
+};
+
+// `candidates`: sorted-order indices, ascending. With a `context`, a token refused after the rule could have ended,
+// where the next byte is one that can follow the rule, is kUncertain (the real context might take the rest), not
+// kRefused. Calls `verdict` for every accepted and uncertain candidate; the chart is left as it was found.
+void walk_tokens(Chart& chart, const TokenVocabulary& vocabulary, const std::vector<uint32_t>& candidates,
+                 const std::optional<WalkContext>& context, const std::function<void(uint32_t, TokenVerdict)>& verdict);
+
+}  // namespace tern::grammar
