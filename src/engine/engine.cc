@@ -66,6 +66,10 @@ Status Engine::add_request(EngineRequest request) {
                                             request.id, vocab_size));
     }
     TERN_RETURN_IF_ERROR(request.sampling.validate());
+    if (request.grammar && static_cast<int64_t>(request.grammar->vocabulary().size()) != vocab_size) {
+        return invalid_argument(fmt::format("request {}: its grammar was compiled for a vocabulary of {} tokens, the "
+                                            "model has {}", request.id, request.grammar->vocabulary().size(), vocab_size));
+    }
     if (request.priority != 0 && config_.scheduling_policy == SchedulingPolicy::kFcfs) {
         return invalid_argument(fmt::format("request {}: priority {} needs the priority scheduling policy "
                                             "(--scheduling-policy priority); under fcfs every request has priority 0",
@@ -83,6 +87,10 @@ Status Engine::add_request(EngineRequest request) {
                        RequestTimings{}, request.num_top_logprobs};
     state.sampler.accept_prompt(request.prompt);
     state.pooling = request.embedding;
+    if (request.grammar) {
+        state.grammar.emplace(request.grammar);
+        state.stop_tokens = request.stop_tokens;
+    }
     state.num_prompt_logprobs = request.num_prompt_logprobs;
     state.timings.arrival = request.arrival == Clock::time_point{} ? Clock::now() : request.arrival;
     state.timings.num_prompt_tokens = num_prompt_tokens;
@@ -229,6 +237,20 @@ std::vector<float> Engine::pooled_embedding(const RequestState& state) const {
     return embedding;
 }
 
+// The tokens the request's grammar allows next, and the stop tokens where its text may end (nullptr: no grammar).
+// A grammar that allows nothing more (its text is complete) leaves only the stop tokens; a request without stop
+// tokens (ignore_eos) would then have no token at all, and gets the whole vocabulary rather than a crash: the
+// grammar cannot be kept past its end without a way to stop.
+const uint64_t* Engine::grammar_mask(RequestState& state) {
+    if (!state.grammar) return nullptr;
+    state.grammar->fill_next_token_mask(state.allowed);
+    if (state.grammar->can_end()) {
+        for (int32_t token : state.stop_tokens) state.allowed.set(token);
+    }
+    if (state.allowed.count() == 0) return nullptr;
+    return state.allowed.words().data();
+}
+
 std::unordered_map<RequestId, int32_t> Engine::sample(const scheduler::StepPlan& plan,
                                                       std::unordered_map<RequestId, TokenLogprobs>& logprobs) {
     const int64_t vocab_size = model_.hparams().vocab_size;
@@ -239,8 +261,11 @@ std::unordered_map<RequestId, int32_t> Engine::sample(const scheduler::StepPlan&
         RequestState& state = requests_.at(scheduled.id);
         if (state.pooling) continue;  // an embedding: no logits, nothing to sample
         const float* logits = logits_.data() + (logit_rows_[idx].first + logit_rows_[idx].num_prompt) * vocab_size;
-        const int32_t token = state.sampler.sample(logits);
+        const int32_t token = state.sampler.sample(logits, grammar_mask(state));
         state.sampler.accept(token);
+        if (state.grammar && !std::count(state.stop_tokens.begin(), state.stop_tokens.end(), token)) {
+            TERN_CHECK(state.grammar->accept_token(token)) << "the grammar refused a token its mask allowed";
+        }
         sampled.emplace(scheduled.id, token);
         if (state.num_top_logprobs >= 0) {
             logprobs[scheduled.id] = token_logprobs(logits, vocab_size, token, state.num_top_logprobs, state.sampler);

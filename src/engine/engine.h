@@ -15,6 +15,7 @@
 #include "base/thread_pool.h"
 #include "engine/engine_config.h"
 #include "engine/request_timings.h"
+#include "grammar/token_masks.h"
 #include "kv/kv_manager.h"
 #include "model/kv_cache.h"
 #include "model/model.h"
@@ -45,6 +46,9 @@ struct EngineRequest {
     // Set: compute the prompt and report its pooled final hidden state instead of generating (/v1/embeddings).
     std::optional<Pooling> embedding;
     std::string cache_salt;  // shares cached prefixes only with requests of the same salt (vLLM's cache_salt)
+    // Set: every sampled token must continue the grammar's text (its vocabulary must be the model's: same size),
+    // and the stop tokens are allowed only where the grammar's text may end.
+    std::shared_ptr<const grammar::CompiledGrammar> grammar;
     // When the request reached the process (a server sets it on receipt, as vLLM's arrival_time): TTFT, queue and
     // end-to-end times count from it. Unset: when add_request() is called.
     Clock::time_point arrival{};
@@ -119,6 +123,9 @@ private:
         std::vector<TokenLogprobs> prompt_logprobs;  // gathered chunk by chunk until they are reported
         bool prompt_logprobs_reported = false;
         std::optional<Pooling> pooling;      // an embedding request
+        std::optional<grammar::GrammarMatcher> grammar;  // the request's progress through its grammar
+        grammar::TokenMask allowed;                      // the grammar's mask for the next token
+        std::vector<int32_t> stop_tokens;
         std::vector<double> embedding_sum;   // of the hidden states it got (mean) or the last one (last)
         int64_t num_embedded_tokens = 0;
     };
@@ -132,6 +139,7 @@ private:
     void take_hidden_states(const scheduler::StepPlan& plan);
     void take_prompt_logprobs(const scheduler::StepPlan& plan);
     std::vector<float> pooled_embedding(const RequestState& state) const;
+    const uint64_t* grammar_mask(RequestState& state);
     std::unordered_map<RequestId, int32_t> sample(const scheduler::StepPlan& plan,
                                                   std::unordered_map<RequestId, TokenLogprobs>& logprobs);
     void report_prompt_logprobs(RequestState& state, RequestOutput& output);

@@ -134,14 +134,19 @@ Sampler::Candidate* Sampler::thread_candidates(int32_t vocab_size) {
     return buffer.data();
 }
 
-void Sampler::fill_candidates(const float* logits) {
+void Sampler::fill_candidates(const float* logits, const uint64_t* allowed) {
     candidates_ = thread_candidates(vocab_size_);
     for (int32_t id = 0; id < vocab_size_; ++id) candidates_[id] = {id, sanitize(logits[id]), 0.0f};
+    if (allowed) {
+        for (int32_t id = 0; id < vocab_size_; ++id) {
+            if (!((allowed[id >> 6] >> (id & 63)) & 1)) candidates_[id].logit = kNegInf;
+        }
+    }
     num_candidates_ = static_cast<size_t>(vocab_size_);
 }
 
-int32_t Sampler::sample(const float* logits) {
-    fill_candidates(logits);
+int32_t Sampler::sample(const float* logits, const uint64_t* allowed) {
+    fill_candidates(logits, allowed);
     // Right after fill_candidates, candidates_[id].id == id, so the biases, penalties and bans index by token id.
     add_biases();
     for_each_penalized([this](int32_t token) -> float& { return candidates_[token].logit; });

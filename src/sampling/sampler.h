@@ -51,8 +51,11 @@ public:
     void accept(int32_t token);
 
     // Returns a token id in [0, vocab_size) for `logits`, a row of vocab_size floats that is only read.
+    // `allowed`, when given, is a bitmask of vocab_size bits (token id t is bit t % 64 of word t / 64), e.g. a
+    // grammar's: the other tokens count as -inf before anything else, so no bias or penalty revives them. At least
+    // one token must be allowed with a finite logit (checked).
     // Reuses the thread's candidate buffer: no heap allocation per call (after a thread's first).
-    int32_t sample(const float* logits);
+    int32_t sample(const float* logits, const uint64_t* allowed = nullptr);
 
     // The `n` most likely tokens of log_softmax(logits) with their log-probabilities, most likely first (ties to
     // the lowest id); n is clamped to [0, vocab_size]. Uses the raw logits: no penalties, no temperature, which is
@@ -83,7 +86,7 @@ private:
     void for_each_penalized(RefFn&& ref) const;
 
     // Each stage works on candidates_[0, num_candidates_); the doubles are sums of the surviving weights.
-    void fill_candidates(const float* logits);
+    void fill_candidates(const float* logits, const uint64_t* allowed = nullptr);
     int32_t argmax_candidates() const;
     void keep_top_k(size_t k);
     double compute_weights();

@@ -132,5 +132,29 @@ TEST(SamplingParamsFields, LogitBiasAndMinTokensRanges) {
     EXPECT_FALSE(params.validate().is_ok());
 }
 
+// A grammar's mask: only allowed tokens can come out, at any temperature, and a +100 bias does not revive a masked
+// token (the mask is applied before biases and penalties).
+TEST(SamplerAllowedMask, OnlyAllowedTokensComeOutWhateverTheBiasOrTemperature) {
+    const std::vector<float> logits = random_logits(300, 9);
+    const int32_t best = argmax(logits);
+    std::vector<uint64_t> allowed((300 + 63) / 64, 0);
+    const std::vector<int32_t> allowed_ids = {7, 150, 299};
+    for (int32_t id : allowed_ids) allowed[id / 64] |= uint64_t{1} << (id % 64);
+    ASSERT_EQ(std::count(allowed_ids.begin(), allowed_ids.end(), best), 0);
+
+    SamplingParams params = greedy();
+    params.logit_bias = {{best, 100.0f}};
+    std::vector<float> only_allowed(300, -kInf);
+    for (int32_t id : allowed_ids) only_allowed[static_cast<size_t>(id)] = logits[static_cast<size_t>(id)];
+    EXPECT_EQ(Sampler(params, 300).sample(logits.data(), allowed.data()), argmax(only_allowed));
+
+    params.temperature = 2.0f;
+    Sampler sampler(params, 300);
+    for (int i = 0; i < 500; ++i) {
+        const int32_t token = sampler.sample(logits.data(), allowed.data());
+        ASSERT_EQ(std::count(allowed_ids.begin(), allowed_ids.end(), token), 1) << token;
+    }
+}
+
 }  // namespace
 }  // namespace tern
