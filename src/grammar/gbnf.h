@@ -7,6 +7,7 @@
 // where the next `name ::=` begins, so alternatives may continue on the next line.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include "base/status.h"
@@ -16,5 +17,8 @@ namespace tern::grammar {
 
 // Errors name the line and column and what was expected.
 Result<Grammar> parse_gbnf(std::string_view text, std::string_view root = "root");
+
+// `text` as a GBNF string literal, quotes included: `"`, `\` and control characters escaped, other UTF-8 as is.
+std::string gbnf_literal(std::string_view text);
 
 }  // namespace tern::grammar

@@ -6,7 +6,9 @@ namespace tern::grammar {
 
 void Chart::add(Item item) {
     const uint64_t key = (uint64_t{item.position} << 32) | item.origin;
-    if (in_last_set_.insert(key).second) items_.push_back(item);
+    if (!in_last_set_.insert(key).second) return;
+    if (grammar_->at(item.position).kind == Position::kRule) waiting_.push_back(static_cast<uint32_t>(items_.size()));
+    items_.push_back(item);
 }
 
 // Prediction and completion until nothing new: the classic Earley closure, with Aycock and Horspool's rule for
@@ -22,12 +24,10 @@ void Chart::close_last_set() {
             if (grammar_->nullable(position.index)) add({item.position + 1, item.origin});
         } else if (position.kind == Position::kEnd) {
             const uint32_t rule = grammar_->rule_of(item.position);
-            const size_t end = item.origin == current ? items_.size() : set_begin_[item.origin + 1];
-            for (size_t j = set_begin_[item.origin]; j < end; ++j) {
-                const Position& waiting = grammar_->at(items_[j].position);
-                if (waiting.kind == Position::kRule && waiting.index == rule) {
-                    add({items_[j].position + 1, items_[j].origin});
-                }
+            const size_t end = item.origin == current ? waiting_.size() : waiting_begin_[item.origin + 1];
+            for (size_t w = waiting_begin_[item.origin]; w < end; ++w) {
+                const Item caller = items_[waiting_[w]];
+                if (grammar_->at(caller.position).index == rule) add({caller.position + 1, caller.origin});
             }
         }
     }
@@ -36,14 +36,18 @@ void Chart::close_last_set() {
 
 void Chart::start(const std::vector<Item>& items) {
     items_.clear();
+    waiting_.clear();
     set_begin_.assign(1, 0);
+    waiting_begin_.assign(1, 0);
     for (const Item& item : items) add(item);
     close_last_set();
 }
 
 void Chart::start_inside(uint32_t position, const std::vector<uint32_t>& callers) {
     items_.clear();
+    waiting_.clear();
     set_begin_.assign(1, 0);
+    waiting_begin_.assign(1, 0);
     add({position, 0});
     for (uint32_t caller : callers) add({caller, 0});
     in_last_set_.clear();
@@ -53,6 +57,7 @@ bool Chart::scan(uint8_t byte) {
     const size_t begin = set_begin_.back();
     const size_t end = items_.size();
     set_begin_.push_back(end);
+    waiting_begin_.push_back(waiting_.size());
     for (size_t i = begin; i < end; ++i) {
         const Item item = items_[i];
         if (grammar_->at(item.position).kind == Position::kBytes && grammar_->bytes_at(item.position)[byte]) {
@@ -61,6 +66,7 @@ bool Chart::scan(uint8_t byte) {
     }
     if (items_.size() == end) {
         set_begin_.pop_back();
+        waiting_begin_.pop_back();
         in_last_set_.clear();
         return false;
     }
@@ -73,6 +79,8 @@ void Chart::truncate(size_t sets) {
     if (sets < set_begin_.size()) {
         items_.resize(set_begin_[sets]);
         set_begin_.resize(sets);
+        waiting_.resize(waiting_begin_[sets]);
+        waiting_begin_.resize(sets);
     }
 }
 

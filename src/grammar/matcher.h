@@ -50,6 +50,9 @@ private:
     const Grammar* grammar_;
     std::vector<Item> items_;
     std::vector<size_t> set_begin_;
+    // The items waiting for a rule (next element a reference), by set: what completion looks through.
+    std::vector<uint32_t> waiting_;
+    std::vector<size_t> waiting_begin_;
     std::unordered_set<uint64_t> in_last_set_;
 };
 

@@ -22,17 +22,44 @@ struct Context {
     uint32_t rule;
 };
 
+bool is_alternative_start(const Grammar& grammar, uint32_t position) {
+    for (uint32_t alternative : grammar.rules()[grammar.rule_of(position)].alternatives) {
+        if (alternative == position) return true;
+    }
+    return false;
+}
+
 Context unique_context(const Grammar& grammar, const std::vector<std::vector<uint32_t>>& references, uint32_t position) {
     Context context{{}, grammar.rule_of(position)};
     std::vector<bool> seen(grammar.rules().size(), false);
     seen[context.rule] = true;
-    while (references[context.rule].size() == 1) {
-        const uint32_t caller = references[context.rule][0];
+    while (true) {
+        // A left-recursive reference of a rule to itself (a star's own repetition: star ::= star x) is not another
+        // context: its callers are the rule's own alternatives where it began, added below. Any other reference
+        // from inside (R ::= "(" R ")") is a context of its own, and stops the chain.
+        std::vector<uint32_t> outside;
+        for (uint32_t reference : references[context.rule]) {
+            const bool left_recursion = grammar.rule_of(reference) == context.rule &&
+                                        is_alternative_start(grammar, reference);
+            if (!left_recursion) outside.push_back(reference);
+        }
+        if (outside.size() != 1) break;
+        const uint32_t caller = outside[0];
         const uint32_t outer = grammar.rule_of(caller);
         if (seen[outer]) break;
         seen[outer] = true;
         context.callers.push_back(caller);
         context.rule = outer;
+    }
+    // A left-recursive rule (a star: star ::= star x) repeats through its own alternatives that wait for it where
+    // it began; the whole parse has them there (prediction adds every alternative), so the partial one needs them
+    // too, or every token spanning two repetitions would be left to the run-time check.
+    for (uint32_t rule = 0; rule < grammar.rules().size(); ++rule) {
+        if (!seen[rule]) continue;
+        for (uint32_t alternative : grammar.rules()[rule].alternatives) {
+            const Position& first = grammar.at(alternative);
+            if (first.kind == Position::kRule && first.index == rule) context.callers.push_back(alternative);
+        }
     }
     return context;
 }

@@ -14,7 +14,8 @@ namespace {
 
 std::shared_ptr<const TokenVocabulary> random_vocabulary(std::mt19937& rng, size_t tokens) {
     static const std::vector<std::string> pieces = {"a", "b", "c", "{", "}", "\"", ",", " ", "\xc3\xa9", "\xc3", "\xa9",
-                                                    "ab", "\"a", "}}", ", "};
+                                                    "ab", "\"a", "}}", ", ", "(", ")", "<", ">", "x", "y",
+                                                    ")>", "))", "y)", "x)"};
     std::vector<std::string> bytes;
     bytes.push_back("");  // a control token: no bytes, never allowed
     for (size_t i = 1; i < tokens; ++i) {
@@ -38,6 +39,10 @@ const char* const kGrammars[] = {
     R"(root ::= root "a" | "b" inner | "\u00e9"
        inner ::= ("\"" "a"* "\"")*)",
     R"(root ::= "{" "}"{2,} | "{" root "}" | [ ,]*)",
+    // A rule nested in itself (not at its start) beside a left-recursive repetition: an inner occurrence returns
+    // into the outer one, not into the rule's caller.
+    R"g(root ::= "<" item ">" | "ab"
+        item ::= "(" item ")" | item "y" | "x")g",
 };
 
 TEST(TokenMasks, EqualTheMatcherTokenByToken) {
