@@ -15,6 +15,7 @@
 #include "apps/engine_flags.h"
 #include "apps/serve_events.h"
 #include "base/log.h"
+#include "grammar/tokenizer_vocabulary.h"
 #include "server/chat_prompt.h"
 #include "server/http_server.h"
 #include "server/server_metrics.h"
@@ -126,6 +127,7 @@ struct ServingState {
     std::unique_ptr<server::ServerMetrics> metrics;
     std::atomic<server::ServerMetrics*> published_metrics{nullptr};  // what /metrics renders, once complete
     std::unique_ptr<serving::AsyncEngine> engine;
+    std::unique_ptr<grammar::GrammarCache> grammars;  // structured output, for the model's vocabulary
     std::unique_ptr<server::ServingContext> context;
 };
 
@@ -187,6 +189,9 @@ Status load_serving_state(const ServeOptions& options, const engine::EngineConfi
         *state.engine, *state.tokenizer, model_name, state.engine->capacity().max_model_len, state.chat.render,
         options.pooling == "last" ? engine::Pooling::kLast : engine::Pooling::kMean,
         state.model->hparams().embedding_dim});
+    state.grammars = std::make_unique<grammar::GrammarCache>(
+        grammar::vocabulary_of(*state.tokenizer, state.model->hparams().vocab_size));
+    state.context->grammars = state.grammars.get();
     return Status::ok();
 }
 

@@ -8,6 +8,8 @@
 #include <functional>
 #include <limits>
 
+#include "api/output_constraint.h"
+
 namespace tern::api {
 namespace {
 
@@ -213,7 +215,15 @@ const std::vector<FieldRule>& field_rules() {
         {"tool_choice", On::kChat, unsupported("tool calling is not supported yet")},
         {"functions", On::kChat, unsupported("function calling is not supported")},
         {"function_call", On::kChat, unsupported("function calling is not supported")},
-        {"response_format", On::kChat, unsupported("structured output is not supported yet")},
+        // Structured output (api/output_constraint.h): OpenAI's, vLLM's and llama-server's spellings.
+        {"response_format", On::kBoth, check_output_constraint_field},
+        {"guided_json", On::kBoth, check_output_constraint_field},
+        {"guided_regex", On::kBoth, check_output_constraint_field},
+        {"guided_choice", On::kBoth, check_output_constraint_field},
+        {"guided_grammar", On::kBoth, check_output_constraint_field},
+        {"structured_outputs", On::kBoth, check_output_constraint_field},
+        {"json_schema", On::kBoth, check_output_constraint_field},
+        {"grammar", On::kBoth, check_output_constraint_field},
     };
     return kRules;
 }
@@ -258,6 +268,8 @@ std::optional<FieldError> check_cross_fields(Endpoint endpoint, const json& body
     const char* required = endpoint == Endpoint::kCompletions ? "prompt" : "messages";
     if (find_field(body, required) == nullptr) return error_at(required, fmt::format("'{}' is required", required));
     if (auto error = check_generation_counts(endpoint, body)) return error;
+    std::optional<OutputConstraint> constraint;
+    if (auto error = decode_output_constraint(body, &constraint)) return error;
     // As vLLM: a stream has no place for them (its chunks carry no prompt_logprobs field).
     if (find_field(body, "prompt_logprobs") != nullptr && field_value<bool>(body, "stream").value_or(false)) {
         return error_at("prompt_logprobs", "'prompt_logprobs' cannot be streamed: set 'stream' to false");

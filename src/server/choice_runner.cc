@@ -73,6 +73,7 @@ std::optional<Outcome> ChoiceRunner::submit(std::chrono::steady_clock::time_poin
                                                  .arrival = arrival};
             engine_request.sampling.seed += static_cast<uint64_t>(sample_idx);  // n samples differ, reproducibly
             engine_request.cache_salt = request.cache_salt;
+            engine_request.grammar = prepared_.grammar;
             const engine::RequestId id = engine_request.id;
             auto stream = context_.engine.submit(std::move(engine_request));
             if (!stream.is_ok()) {

@@ -8,6 +8,7 @@
 
 #include "server/choice_runner.h"
 #include "server/infill.h"
+#include "server/structured_output.h"
 
 namespace tern::server {
 namespace {
@@ -157,6 +158,19 @@ Outcome status_outcome(const Status& status, const std::string& param) {
     }
 }
 
+// The request's structured-output grammar, compiled (or found in the cache); a 400 naming the field otherwise.
+std::optional<Outcome> compile_request_constraint(const ServingContext& context, const CompletionRequest& request,
+                                                  PreparedRequest& prepared) {
+    if (!request.constraint) return std::nullopt;
+    if (context.grammars == nullptr) {
+        return error_outcome(400, "structured output is not available on this server", request.constraint->field);
+    }
+    auto compiled = compile_constraint(*context.grammars, *request.constraint);
+    if (auto* error = std::get_if<RequestError>(&compiled)) return error_outcome(400, error->message, error->param);
+    prepared.grammar = std::get<std::shared_ptr<const grammar::CompiledGrammar>>(std::move(compiled));
+    return std::nullopt;
+}
+
 std::variant<PreparedRequest, Outcome> prepare_request(const ServingContext& context, CompletionRequest request) {
     PreparedRequest prepared;
     if (!request.model.empty() && request.model != context.model_name) {
@@ -167,6 +181,7 @@ std::variant<PreparedRequest, Outcome> prepare_request(const ServingContext& con
         return error_outcome(400, refused->message, refused->param);
     }
     if (auto refused = check_token_fields(context.tokenizer, request)) return std::move(*refused);
+    if (auto refused = compile_request_constraint(context, request, prepared)) return std::move(*refused);
     request.sampling.seed = choose_seed(request.seed);
     if (auto refused = tokenize_request(context, request, prepared)) return std::move(*refused);
     if (auto refused = limit_tokens(context, request, prepared)) return std::move(*refused);

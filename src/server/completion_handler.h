@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "grammar/grammar_cache.h"
 #include "server/chat_prompt.h"
 #include "server/request_parser.h"
 #include "server/responses.h"
@@ -28,6 +29,8 @@ struct ServingContext {
     ChatRenderer render_chat;
     engine::Pooling pooling = engine::Pooling::kMean;  // of /v1/embeddings (--pooling)
     int64_t embedding_dim = 0;                          // the length of an embedding
+    // Compiled grammars for structured output; null: requests asking for it are refused.
+    grammar::GrammarCache* grammars = nullptr;
 };
 
 // What a request turned into: an HTTP status and body (the whole response, or an error), plus the figures of the
@@ -51,6 +54,7 @@ struct PreparedRequest {
     std::vector<std::string> echo_texts;              // with `echo`: each prompt's text, which its choices start with
     int max_tokens = 0;
     ResponseMeta meta;
+    std::shared_ptr<const grammar::CompiledGrammar> grammar;  // the constraint's, when the request has one
 };
 
 // Tokenizes and checks `request`; on failure returns the 4xx outcome to send.

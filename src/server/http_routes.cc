@@ -130,7 +130,9 @@ http::RouteResult Routes::generation(ServingContext& context, const http::Reques
     if (auto* error = std::get_if<RequestError>(&parsed)) {
         return outcome_answer(error_outcome(400, error->message, error->param));
     }
-    auto prepared = prepare_request(context, std::move(std::get<CompletionRequest>(parsed)));
+    CompletionRequest& completion = std::get<CompletionRequest>(parsed);
+    if (completion.constraint) api::keep_schema_order(request.body, *completion.constraint);
+    auto prepared = prepare_request(context, std::move(completion));
     if (auto* outcome = std::get_if<Outcome>(&prepared)) return outcome_answer(*outcome);
     auto job = std::make_unique<GenerationJob>(request.path, on_request_, context, std::move(std::get<PreparedRequest>(prepared)));
     if (auto failed = job->submit(start)) return outcome_answer(*failed);  // 429 at once when the queue is full

@@ -93,6 +93,7 @@ std::variant<CompletionRequest, RequestError> parse_completion_request(api::Endp
     read_logprobs(endpoint, body, request);
     read_flags(body, request);
     read_token_fields(body, request);
+    if (auto error = api::decode_output_constraint(body, &request.constraint)) return to_request_error(*error);
     return request;
 }
 

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/openai_types.h"
+#include "api/output_constraint.h"
 #include "api/request_fields.h"
 #include "engine/engine_config.h"
 #include "sampling/sampling_params.h"
@@ -52,6 +53,8 @@ struct CompletionRequest {
     // vLLM's: each prompt token's log-probability (after the first) with this many alternatives, in
     // choices[i].prompt_logprobs (completions) or the response's prompt_logprobs (chat). Not streamed.
     std::optional<int> prompt_logprobs;
+    // Structured output (response_format, guided_*, ...): the text must follow it.
+    std::optional<api::OutputConstraint> constraint;
 };
 
 using api::kMaxChoices;

@@ -102,7 +102,7 @@ std::vector<BadRequest> bad_requests() {
         {"tools", "/v1/chat/completions",
          R"({"messages": [{"role": "user", "content": "hi"}], "tools": [{"type": "function"}]})", 400, "tools"},
         {"response_format", "/v1/chat/completions",
-         R"({"messages": [{"role": "user", "content": "hi"}], "response_format": {"type": "json_object"}})", 400,
+         R"({"messages": [{"role": "user", "content": "hi"}], "response_format": {"type": "xml"}})", 400,
          "response_format"},
         {"an image part", "/v1/chat/completions",
          R"({"messages": [{"role": "user", "content": [{"type": "text", "text": "What is it?"},)"

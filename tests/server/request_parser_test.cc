@@ -114,7 +114,7 @@ TEST(RequestParser, UnknownAndUnsupportedFieldsAreRefusedByName) {
         {api::Endpoint::kChatCompletions, {{"messages", chat_messages}, {"prompt", "x"}}, "prompt"},
         {api::Endpoint::kChatCompletions, {{"messages", chat_messages}, {"tools", json::array()}}, "tools"},
         {api::Endpoint::kChatCompletions, {{"messages", chat_messages}, {"tool_choice", "none"}}, "tool_choice"},
-        {api::Endpoint::kChatCompletions, {{"messages", chat_messages}, {"response_format", {{"type", "text"}}}},
+        {api::Endpoint::kChatCompletions, {{"messages", chat_messages}, {"response_format", {{"type", "xml"}}}},
          "response_format"},
         {api::Endpoint::kChatCompletions, {{"messages", chat_messages}, {"parallel_tool_calls", true}},
          "parallel_tool_calls"},

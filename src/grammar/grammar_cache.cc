@@ -1,0 +1,81 @@
+#include "grammar/grammar_cache.h"
+
+#include "grammar/gbnf.h"
+
+namespace tern::grammar {
+namespace {
+
+// Rules that derive some text (a rule whose every alternative needs itself, or an empty class, derives nothing).
+std::vector<bool> productive_rules(const Grammar& grammar) {
+    std::vector<bool> productive(grammar.rules().size(), false);
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (size_t rule = 0; rule < grammar.rules().size(); ++rule) {
+            if (productive[rule]) continue;
+            for (uint32_t position : grammar.rules()[rule].alternatives) {
+                bool all = true;
+                for (; grammar.at(position).kind != Position::kEnd && all; ++position) {
+                    const Position& at = grammar.at(position);
+                    all = at.kind == Position::kRule ? productive[at.index] : grammar.bytes_at(position).any();
+                }
+                if (all) {
+                    productive[rule] = changed = true;
+                    break;
+                }
+            }
+        }
+    }
+    return productive;
+}
+
+}  // namespace
+
+Status check_satisfiable(const std::shared_ptr<const CompiledGrammar>& compiled) {
+    if (!productive_rules(compiled->grammar())[0]) {
+        return invalid_argument("grammar: no text satisfies it (a rule that can never finish, or an empty choice)");
+    }
+    GrammarMatcher matcher(compiled);
+    TokenMask mask;
+    matcher.fill_next_token_mask(mask);
+    if (mask.count() == 0 && !matcher.can_end()) {
+        return invalid_argument("grammar: no token of the model's vocabulary can begin a text that satisfies it");
+    }
+    return Status::ok();
+}
+
+Result<std::shared_ptr<const CompiledGrammar>> GrammarCache::get(const std::string& text) {
+    {
+        std::lock_guard lock(mutex_);
+        auto found = entries_.find(text);
+        if (found != entries_.end()) {
+            recent_.splice(recent_.begin(), recent_, found->second.position);
+            ++hits_;
+            return found->second.compiled;
+        }
+    }
+    TERN_ASSIGN_OR_RETURN(Grammar grammar, parse_gbnf(text));
+    auto compiled = std::make_shared<const CompiledGrammar>(std::move(grammar), vocabulary_);
+    TERN_RETURN_IF_ERROR(check_satisfiable(compiled));
+    std::lock_guard lock(mutex_);
+    ++compiles_;
+    if (entries_.count(text)) return entries_.at(text).compiled;  // another thread compiled it meanwhile
+    recent_.push_front(text);
+    entries_.emplace(text, Entry{compiled, recent_.begin()});
+    while (entries_.size() > capacity_) {
+        entries_.erase(recent_.back());
+        recent_.pop_back();
+    }
+    return std::shared_ptr<const CompiledGrammar>(compiled);
+}
+
+size_t GrammarCache::hits() const {
+    std::lock_guard lock(mutex_);
+    return hits_;
+}
+
+size_t GrammarCache::compiles() const {
+    std::lock_guard lock(mutex_);
+    return compiles_;
+}
+
+}  // namespace tern::grammar
