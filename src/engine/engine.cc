@@ -90,6 +90,7 @@ Status Engine::add_request(EngineRequest request) {
     if (request.grammar) {
         state.grammar.emplace(request.grammar);
         state.stop_tokens = request.stop_tokens;
+        state.max_tokens = request.max_tokens;
     }
     state.num_prompt_logprobs = request.num_prompt_logprobs;
     state.timings.arrival = request.arrival == Clock::time_point{} ? Clock::now() : request.arrival;
@@ -251,6 +252,32 @@ const uint64_t* Engine::grammar_mask(RequestState& state) {
     return state.allowed.words().data();
 }
 
+// Samples under the grammar's mask and advances the grammar. The budget is kept too: while the fewest bytes that
+// complete the text, one token each, plus the end token fit in the tokens left, any allowed token may come; a token
+// that would leave too few (a model that keeps opening strings and arrays, as a random one does) is taken back and
+// the draw repeated among the tokens that walk a shortest completion, so that the text can end within max_tokens.
+int32_t Engine::sample_with_grammar(RequestState& state, const float* logits) {
+    grammar::GrammarMatcher& matcher = *state.grammar;
+    const auto is_stop = [&](int32_t token) {
+        return std::count(state.stop_tokens.begin(), state.stop_tokens.end(), token) > 0;
+    };
+    int32_t token = state.sampler.sample(logits, grammar_mask(state));
+    const int left_after = state.max_tokens - ++state.num_generated;
+    if (is_stop(token)) return token;
+    TERN_CHECK(matcher.accept_token(token)) << "the grammar refused a token its mask allowed";
+    if (state.stop_tokens.empty() || matcher.distance_to_end() + 1 <= static_cast<uint32_t>(std::max(left_after, 0))) {
+        return token;
+    }
+    matcher.rollback(1);
+    matcher.fill_shortest_path_mask(state.allowed);
+    if (matcher.can_end()) {
+        for (int32_t stop : state.stop_tokens) state.allowed.set(stop);
+    }
+    if (state.allowed.count() > 0) token = state.sampler.sample(logits, state.allowed.words().data());
+    if (!is_stop(token)) TERN_CHECK(matcher.accept_token(token)) << "a shortest-completion token was refused";
+    return token;
+}
+
 std::unordered_map<RequestId, int32_t> Engine::sample(const scheduler::StepPlan& plan,
                                                       std::unordered_map<RequestId, TokenLogprobs>& logprobs) {
     const int64_t vocab_size = model_.hparams().vocab_size;
@@ -261,11 +288,8 @@ std::unordered_map<RequestId, int32_t> Engine::sample(const scheduler::StepPlan&
         RequestState& state = requests_.at(scheduled.id);
         if (state.pooling) continue;  // an embedding: no logits, nothing to sample
         const float* logits = logits_.data() + (logit_rows_[idx].first + logit_rows_[idx].num_prompt) * vocab_size;
-        const int32_t token = state.sampler.sample(logits, grammar_mask(state));
+        const int32_t token = state.grammar ? sample_with_grammar(state, logits) : state.sampler.sample(logits);
         state.sampler.accept(token);
-        if (state.grammar && !std::count(state.stop_tokens.begin(), state.stop_tokens.end(), token)) {
-            TERN_CHECK(state.grammar->accept_token(token)) << "the grammar refused a token its mask allowed";
-        }
         sampled.emplace(scheduled.id, token);
         if (state.num_top_logprobs >= 0) {
             logprobs[scheduled.id] = token_logprobs(logits, vocab_size, token, state.num_top_logprobs, state.sampler);

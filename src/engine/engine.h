@@ -126,6 +126,8 @@ private:
         std::optional<grammar::GrammarMatcher> grammar;  // the request's progress through its grammar
         grammar::TokenMask allowed;                      // the grammar's mask for the next token
         std::vector<int32_t> stop_tokens;
+        int max_tokens = 0;
+        int num_generated = 0;
         std::vector<double> embedding_sum;   // of the hidden states it got (mean) or the last one (last)
         int64_t num_embedded_tokens = 0;
     };
@@ -140,6 +142,7 @@ private:
     void take_prompt_logprobs(const scheduler::StepPlan& plan);
     std::vector<float> pooled_embedding(const RequestState& state) const;
     const uint64_t* grammar_mask(RequestState& state);
+    int32_t sample_with_grammar(RequestState& state, const float* logits);
     std::unordered_map<RequestId, int32_t> sample(const scheduler::StepPlan& plan,
                                                   std::unordered_map<RequestId, TokenLogprobs>& logprobs);
     void report_prompt_logprobs(RequestState& state, RequestOutput& output);

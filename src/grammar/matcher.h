@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <unordered_set>
 #include <vector>
@@ -42,6 +43,16 @@ public:
     // The byte-set positions of the last set's items, each once.
     std::vector<uint32_t> scannable_positions() const;
     const Grammar& grammar() const { return *grammar_; }
+    // The items of set `set`, and the indices (into all items) of those that wait for a rule.
+    std::span<const Item> items_of(size_t set) const {
+        const size_t end = set + 1 < set_begin_.size() ? set_begin_[set + 1] : items_.size();
+        return {items_.data() + set_begin_[set], end - set_begin_[set]};
+    }
+    std::span<const uint32_t> waiting_of(size_t set) const {
+        const size_t end = set + 1 < waiting_begin_.size() ? waiting_begin_[set + 1] : waiting_.size();
+        return {waiting_.data() + waiting_begin_[set], end - waiting_begin_[set]};
+    }
+    const Item& item(size_t index) const { return items_[index]; }
 
 private:
     void add(Item item);

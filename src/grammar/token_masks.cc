@@ -81,9 +81,13 @@ std::vector<uint32_t> all_indices(const TokenVocabulary& vocabulary) {
 }  // namespace
 
 CompiledGrammar::CompiledGrammar(Grammar grammar, std::shared_ptr<const TokenVocabulary> vocabulary)
-    : grammar_(std::move(grammar)), vocabulary_(std::move(vocabulary)), tokens_(grammar_.positions().size()) {
+    : grammar_(std::move(grammar)),
+      vocabulary_(std::move(vocabulary)),
+      tokens_(grammar_.positions().size()),
+      distances_(grammar_),
+      all_tokens_(all_indices(*vocabulary_)) {
     const auto started = std::chrono::steady_clock::now();
-    const std::vector<uint32_t> everything = all_indices(*vocabulary_);
+    const std::vector<uint32_t>& everything = all_tokens_;
     const std::vector<int32_t>& sorted = vocabulary_->sorted();
     Chart chart(grammar_);
     const std::vector<ByteSet> follow = follow_sets(grammar_);
@@ -117,7 +121,7 @@ CompiledGrammar::CompiledGrammar(Grammar grammar, std::shared_ptr<const TokenVoc
 }
 
 GrammarMatcher::GrammarMatcher(std::shared_ptr<const CompiledGrammar> compiled)
-    : compiled_(std::move(compiled)), chart_(compiled_->grammar()) {
+    : compiled_(std::move(compiled)), chart_(compiled_->grammar()), distance_(compiled_->distances()) {
     std::vector<Item> starts;
     for (uint32_t alternative : compiled_->grammar().rules()[0].alternatives) starts.push_back({alternative, 0});
     chart_.start(starts);
@@ -160,10 +164,26 @@ void GrammarMatcher::fill_next_token_mask(TokenMask& mask) {
     });
 }
 
+void GrammarMatcher::fill_shortest_path_mask(TokenMask& mask) {
+    if (mask.size() != compiled_->vocabulary().size()) mask = TokenMask(compiled_->vocabulary().size());
+    mask.clear();
+    const size_t base = chart_.sets();
+    const uint32_t distance = distance_.to_end(chart_, base);
+    if (distance == 0 || distance == kNoCompletion) return;
+    const std::vector<int32_t>& sorted = compiled_->vocabulary().sorted();
+    walk_tokens(
+        chart_, compiled_->vocabulary(), compiled_->all_tokens_, std::nullopt,
+        [&](uint32_t index, TokenVerdict verdict) {
+            if (verdict == TokenVerdict::kAccepted) mask.set(sorted[index]);
+        },
+        [&](size_t length) { return length <= distance && distance_.to_end(chart_, base) == distance - length; });
+}
+
 void GrammarMatcher::rollback(size_t tokens) {
     TERN_CHECK(tokens <= token_ends_.size()) << "rollback of " << tokens << " tokens, " << token_ends_.size() << " read";
     token_ends_.resize(token_ends_.size() - tokens);
     chart_.truncate(token_ends_.empty() ? 1 : token_ends_.back());
+    distance_.forget();  // its kept values were for sets now gone
 }
 
 }  // namespace tern::grammar

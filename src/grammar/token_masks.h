@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "grammar/completion_distance.h"
 #include "grammar/grammar.h"
 #include "grammar/matcher.h"
 #include "grammar/token_vocabulary.h"
@@ -39,13 +40,18 @@ public:
     const Grammar& grammar() const { return grammar_; }
     const TokenVocabulary& vocabulary() const { return *vocabulary_; }
     const PositionTokens& tokens_at(uint32_t position) const { return tokens_[position]; }
+    const DistanceTables& distances() const { return distances_; }
     const CompileStats& stats() const { return stats_; }
 
 private:
     Grammar grammar_;
     std::shared_ptr<const TokenVocabulary> vocabulary_;
     std::vector<PositionTokens> tokens_;  // by position; empty for rule references and ends
+    DistanceTables distances_;
+    std::vector<uint32_t> all_tokens_;    // every sorted index, for whole-vocabulary walks
     CompileStats stats_;
+
+    friend class GrammarMatcher;
 };
 
 // One request's progress through a compiled grammar, token by token.
@@ -63,11 +69,17 @@ public:
     bool must_end() const { return chart_.next_bytes().none(); }
     // Takes back the last `tokens` accepted tokens.
     void rollback(size_t tokens);
+    // The fewest bytes that complete the text (0 when it may end now; kNoCompletion when nothing can).
+    uint32_t distance_to_end() { return distance_.to_end(chart_, chart_.sets()); }
+    // Sets exactly the tokens that walk a shortest completion: every byte brings the end one byte closer. With a
+    // vocabulary that spells every byte, such a token exists until the text is complete.
+    void fill_shortest_path_mask(TokenMask& mask);
     size_t tokens_accepted() const { return token_ends_.size(); }
 
 private:
     std::shared_ptr<const CompiledGrammar> compiled_;
     Chart chart_;
+    CompletionDistance distance_;
     std::vector<size_t> token_ends_;  // chart sets after each accepted token
 };
 

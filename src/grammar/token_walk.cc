@@ -15,8 +15,8 @@ size_t common_prefix(std::string_view a, std::string_view b) {
 
 class TokenWalk {
 public:
-    TokenWalk(Chart& chart, const std::optional<WalkContext>& context)
-        : chart_(chart), context_(context), base_(chart.sets()) {}
+    TokenWalk(Chart& chart, const std::optional<WalkContext>& context, const ByteFilter& keep)
+        : chart_(chart), context_(context), keep_(keep), base_(chart.sets()) {}
     ~TokenWalk() { chart_.truncate(base_); }
 
     // Scans as much of `bytes` as the chart takes, reusing the prefix shared with the last token; returns how many
@@ -32,6 +32,10 @@ public:
                                 context_->follow[static_cast<uint8_t>(bytes[depth])];
             may_leave_.push_back(may_leave_.back() || leaves);
             if (!chart_.scan(static_cast<uint8_t>(bytes[depth]))) break;
+            if (keep_ && !keep_(depth + 1)) {
+                chart_.truncate(chart_.sets() - 1);
+                break;
+            }
             ++depth;
         }
         path_ = bytes.substr(0, depth);
@@ -43,6 +47,7 @@ public:
 private:
     Chart& chart_;
     const std::optional<WalkContext>& context_;
+    const ByteFilter& keep_;
     size_t base_;
     std::string_view path_;
     std::vector<bool> may_leave_{false};  // by length of the prefix
@@ -51,8 +56,9 @@ private:
 }  // namespace
 
 void walk_tokens(Chart& chart, const TokenVocabulary& vocabulary, const std::vector<uint32_t>& candidates,
-                 const std::optional<WalkContext>& context, const std::function<void(uint32_t, TokenVerdict)>& verdict) {
-    TokenWalk walk(chart, context);
+                 const std::optional<WalkContext>& context, const std::function<void(uint32_t, TokenVerdict)>& verdict,
+                 const ByteFilter& keep) {
+    TokenWalk walk(chart, context, keep);
     const std::vector<int32_t>& sorted = vocabulary.sorted();
     for (size_t k = 0; k < candidates.size();) {
         const uint32_t index = candidates[k];

@@ -24,7 +24,11 @@ struct WalkContext {
 // `candidates`: sorted-order indices, ascending. With a `context`, a token refused after the rule could have ended,
 // where the next byte is one that can follow the rule, is kUncertain (the real context might take the rest), not
 // kRefused. Calls `verdict` for every accepted and uncertain candidate; the chart is left as it was found.
+// `keep` (optional) is asked after each byte a token's bytes take, with the length taken so far: false refuses the
+// token there, as if the chart had (and every token under that prefix with it).
+using ByteFilter = std::function<bool(size_t length)>;
 void walk_tokens(Chart& chart, const TokenVocabulary& vocabulary, const std::vector<uint32_t>& candidates,
-                 const std::optional<WalkContext>& context, const std::function<void(uint32_t, TokenVerdict)>& verdict);
+                 const std::optional<WalkContext>& context, const std::function<void(uint32_t, TokenVerdict)>& verdict,
+                 const ByteFilter& keep = nullptr);
 
 }  // namespace tern::grammar

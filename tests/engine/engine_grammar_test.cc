@@ -92,6 +92,33 @@ TEST_F(EngineGrammar, RandomWeightsProduceSentencesOfTheGrammar) {
     }
 }
 
+// Unbounded strings and arrays: a random model left alone runs to max_tokens inside a string. With the budget
+// kept (the engine steers along a shortest completion once the tokens left get tight), every request ends with EOS
+// in a sentence of the grammar, however small max_tokens is (as long as the shortest sentence fits).
+TEST_F(EngineGrammar, RequestsFinishWithinMaxTokensOnUnboundedGrammars) {
+    auto compiled = compile(R"(
+        root ::= "{\"items\": [" (value ("," value)*)? "], \"note\": " string "}"
+        value ::= string | [0-9]+ | "[" (value ("," value)*)? "]"
+        string ::= "\"" [^"\\]* "\""
+    )");
+    auto engine_ = engine();
+    const int budgets[] = {40, 25, 60, 120};
+    for (RequestId id = 0; id < 16; ++id) {
+        EngineRequest request{.id = id, .prompt = {1, 700 + static_cast<int32_t>(id)}, .max_tokens = budgets[id % 4],
+                              .stop_tokens = {kEos}, .grammar = compiled};
+        request.sampling.seed = 100 + id;
+        request.sampling.temperature = 1.5f;
+        ASSERT_TRUE(engine_->add_request(request).is_ok());
+    }
+    for (const auto& [id, finished] : run(*engine_)) {
+        EXPECT_EQ(finished.reason, FinishReason::kStop) << "request " << id << ": " << text_of(finished.tokens);
+        EXPECT_LE(static_cast<int>(finished.tokens.size()), budgets[id % 4]);
+        if (finished.tokens.empty() || finished.tokens.back() != kEos) continue;
+        const std::vector<int32_t> body(finished.tokens.begin(), finished.tokens.end() - 1);
+        EXPECT_TRUE(grammar::matches(compiled->grammar(), text_of(body))) << "request " << id << ": " << text_of(body);
+    }
+}
+
 TEST_F(EngineGrammar, TokensEqualTheAloneRunUnderPreemptionAndBatching) {
     auto compiled = compile(kObjectGrammar);
     std::mt19937 rng(5);
