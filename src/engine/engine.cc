@@ -66,6 +66,10 @@ Status Engine::add_request(EngineRequest request) {
                                             request.id, vocab_size));
     }
     TERN_RETURN_IF_ERROR(request.sampling.validate());
+    if (request.grammar && request.stop_tokens.empty()) {
+        return invalid_argument(fmt::format("request {}: a request with a grammar needs a stop token (EOS) to end where "
+                                            "the grammar's text ends: do not combine it with ignore_eos", request.id));
+    }
     if (request.grammar && static_cast<int64_t>(request.grammar->vocabulary().size()) != vocab_size) {
         return invalid_argument(fmt::format("request {}: its grammar was compiled for a vocabulary of {} tokens, the "
                                             "model has {}", request.id, request.grammar->vocabulary().size(), vocab_size));
@@ -239,16 +243,15 @@ std::vector<float> Engine::pooled_embedding(const RequestState& state) const {
 }
 
 // The tokens the request's grammar allows next, and the stop tokens where its text may end (nullptr: no grammar).
-// A grammar that allows nothing more (its text is complete) leaves only the stop tokens; a request without stop
-// tokens (ignore_eos) would then have no token at all, and gets the whole vocabulary rather than a crash: the
-// grammar cannot be kept past its end without a way to stop.
+// A grammar that allows nothing more (its text is complete) leaves only the stop tokens (add_request makes sure
+// there are some). A grammar the vocabulary cannot continue (a byte no token spells) leaves none: the stop tokens
+// are allowed then, so that the request ends rather than leaves the grammar.
 const uint64_t* Engine::grammar_mask(RequestState& state) {
     if (!state.grammar) return nullptr;
     state.grammar->fill_next_token_mask(state.allowed);
-    if (state.grammar->can_end()) {
+    if (state.grammar->can_end() || state.allowed.count() == 0) {
         for (int32_t token : state.stop_tokens) state.allowed.set(token);
     }
-    if (state.allowed.count() == 0) return nullptr;
     return state.allowed.words().data();
 }
 
@@ -265,7 +268,7 @@ int32_t Engine::sample_with_grammar(RequestState& state, const float* logits) {
     const int left_after = state.max_tokens - ++state.num_generated;
     if (is_stop(token)) return token;
     TERN_CHECK(matcher.accept_token(token)) << "the grammar refused a token its mask allowed";
-    if (state.stop_tokens.empty() || matcher.distance_to_end() + 1 <= static_cast<uint32_t>(std::max(left_after, 0))) {
+    if (matcher.distance_to_end() + 1 <= static_cast<uint32_t>(std::max(left_after, 0))) {
         return token;
     }
     matcher.rollback(1);

@@ -199,6 +199,9 @@ TEST_F(ServeStructured, BadConstraintsAre400sNamingTheField) {
     refused({{"guided_json", kPersonSchema}, {"guided_regex", "a"}}, "guided_regex", "both constrain");
     refused({{"response_format", {{"type", "xml"}}}}, "response_format", "\"xml\"");
     refused({{"guided_json", "{not json"}}, "guided_json", "not a JSON Schema");
+    // The grammar's end needs EOS.
+    const json eos = complete({{"guided_regex", "a+"}, {"ignore_eos", true}}, 400);
+    EXPECT_NE(eos["error"]["message"].get<std::string>().find("ignore_eos"), std::string::npos) << eos.dump();
     // "text" asks for nothing.
     EXPECT_EQ(complete({{"response_format", {{"type", "text"}}}, {"max_tokens", 3}})["choices"].size(), 1u);
 }

@@ -147,11 +147,18 @@ TEST_F(EngineGrammar, TokensEqualTheAloneRunUnderPreemptionAndBatching) {
     }
 }
 
+TEST_F(EngineGrammar, AGrammarWithoutAStopTokenIsRefused) {
+    auto engine_ = engine();
+    const Status status = engine_->add_request({.id = 1, .prompt = {1, 5}, .grammar = compile(kObjectGrammar)});
+    EXPECT_FALSE(status.is_ok());
+    EXPECT_NE(status.message().find("ignore_eos"), std::string::npos) << status.message();
+}
+
 TEST_F(EngineGrammar, AGrammarForAnotherVocabularyIsRefused) {
     auto other = std::make_shared<grammar::TokenVocabulary>(std::vector<std::string>{"a", "b"});
     auto compiled = std::make_shared<grammar::CompiledGrammar>(grammar::parse_gbnf("root ::= \"a\"").value(), other);
     auto engine_ = engine();
-    const Status status = engine_->add_request({.id = 1, .prompt = {1, 5}, .grammar = compiled});
+    const Status status = engine_->add_request({.id = 1, .prompt = {1, 5}, .stop_tokens = {kEos}, .grammar = compiled});
     EXPECT_FALSE(status.is_ok());
     EXPECT_NE(status.message().find("vocabulary of 2 tokens"), std::string::npos) << status.message();
 }
