@@ -242,17 +242,30 @@ std::vector<float> Engine::pooled_embedding(const RequestState& state) const {
     return embedding;
 }
 
-// The tokens the request's grammar allows next, and the stop tokens where its text may end (nullptr: no grammar).
+// The tokens the request's grammar allows next, and the stop tokens where its text may end.
 // A grammar that allows nothing more (its text is complete) leaves only the stop tokens (add_request makes sure
 // there are some). A grammar the vocabulary cannot continue (a byte no token spells) leaves none: the stop tokens
 // are allowed then, so that the request ends rather than leaves the grammar.
-const uint64_t* Engine::grammar_mask(RequestState& state) {
-    if (!state.grammar) return nullptr;
+void Engine::fill_grammar_mask(RequestState& state) {
     state.grammar->fill_next_token_mask(state.allowed);
     if (state.grammar->can_end() || state.allowed.count() == 0) {
         for (int32_t token : state.stop_tokens) state.allowed.set(token);
     }
-    return state.allowed.words().data();
+}
+
+// The masks of every constrained request that samples in this step, side by side on the pool: each request's
+// matcher is its own and the compiled grammar is only read.
+void Engine::fill_grammar_masks(const scheduler::StepPlan& plan) {
+    std::vector<RequestState*> constrained;
+    for (const auto& scheduled : plan.requests) {
+        if (scheduled.start + scheduled.num_tokens != scheduler_->find(scheduled.id)->num_tokens()) continue;
+        RequestState& state = requests_.at(scheduled.id);
+        if (state.grammar) constrained.push_back(&state);
+    }
+    if (constrained.empty()) return;
+    pool_.parallel_for_dynamic(static_cast<int64_t>(constrained.size()), [&](int64_t begin, int64_t end, int) {
+        for (int64_t i = begin; i < end; ++i) fill_grammar_mask(*constrained[static_cast<size_t>(i)]);
+    });
 }
 
 // Samples under the grammar's mask and advances the grammar. The budget is kept too: while the fewest bytes that
@@ -264,7 +277,7 @@ int32_t Engine::sample_with_grammar(RequestState& state, const float* logits) {
     const auto is_stop = [&](int32_t token) {
         return std::count(state.stop_tokens.begin(), state.stop_tokens.end(), token) > 0;
     };
-    int32_t token = state.sampler.sample(logits, grammar_mask(state));
+    int32_t token = state.sampler.sample(logits, state.allowed.words().data());  // filled by fill_grammar_masks
     const int left_after = state.max_tokens - ++state.num_generated;
     if (is_stop(token)) return token;
     TERN_CHECK(matcher.accept_token(token)) << "the grammar refused a token its mask allowed";
@@ -285,6 +298,7 @@ std::unordered_map<RequestId, int32_t> Engine::sample(const scheduler::StepPlan&
                                                       std::unordered_map<RequestId, TokenLogprobs>& logprobs) {
     const int64_t vocab_size = model_.hparams().vocab_size;
     std::unordered_map<RequestId, int32_t> sampled;
+    fill_grammar_masks(plan);
     for (size_t idx = 0; idx < plan.requests.size(); ++idx) {
         const auto& scheduled = plan.requests[idx];
         if (scheduled.start + scheduled.num_tokens != scheduler_->find(scheduled.id)->num_tokens()) continue;

@@ -141,7 +141,8 @@ private:
     void take_hidden_states(const scheduler::StepPlan& plan);
     void take_prompt_logprobs(const scheduler::StepPlan& plan);
     std::vector<float> pooled_embedding(const RequestState& state) const;
-    const uint64_t* grammar_mask(RequestState& state);
+    void fill_grammar_mask(RequestState& state);
+    void fill_grammar_masks(const scheduler::StepPlan& plan);
     int32_t sample_with_grammar(RequestState& state, const float* logits);
     std::unordered_map<RequestId, int32_t> sample(const scheduler::StepPlan& plan,
                                                   std::unordered_map<RequestId, TokenLogprobs>& logprobs);
