@@ -192,17 +192,19 @@ Status load_serving_state(const ServeOptions& options, const engine::EngineConfi
     state.grammars = std::make_unique<grammar::GrammarCache>(
         grammar::vocabulary_of(*state.tokenizer, state.model->hparams().vocab_size));
     state.context->grammars = state.grammars.get();
+    state.context->tool_format = state.chat.tool_format.value_or(tools::ToolFormat::kHermes);
     return Status::ok();
 }
 
 void log_serving(const ServeOptions& options, const engine::EngineConfig& config, const ServingState& state,
                  const server::HttpOptions& http_options) {
     log_info("serving '{}': {} threads, kernels {}, {} ({}), max batched tokens {}, max running {}, queue {} "
-             "requests / {} tokens, prefix cache {}, chat template: {}, API keys: {}",
+             "requests / {} tokens, prefix cache {}, chat template: {}, tool calls: {}{}, API keys: {}",
              state.context->model_name, options.num_threads, kernels::isa_name(state.model->kernel_table().isa),
              state.engine->capacity().describe(), kv_type_name(config.kv_type), config.max_batched_tokens,
              config.max_running, config.max_queued_requests, config.max_queued_tokens,
              config.enable_prefix_caching ? "on" : "off", state.chat.source,
+             tools::format_name(state.context->tool_format), state.chat.tool_format ? "" : " (none in the template)",
              http_options.api_keys.enabled() ? "required" : "none");
 }
 

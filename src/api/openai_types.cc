@@ -18,6 +18,19 @@ const std::set<std::string, std::less<>> kMemberFields = {
 
 Json prompt_json(const PromptInput& prompt) { return prompt.is_tokens ? Json(prompt.token_ids) : Json(prompt.text); }
 
+Json message_json(const ChatMessage& message) {
+    Json item = {{"role", message.role}, {"content", message.content}};
+    for (const MessageToolCall& call : message.tool_calls) {
+        item["tool_calls"].push_back({{"id", call.id},
+                                      {"type", "function"},
+                                      {"function", {{"name", call.name}, {"arguments", call.arguments}}}});
+    }
+    // A tool message needs its tool_call_id to decode again, even an empty one.
+    if (!message.tool_call_id.empty() || message.role == "tool") item["tool_call_id"] = message.tool_call_id;
+    if (!message.name.empty()) item["name"] = message.name;
+    return item;
+}
+
 // Reads a body check_request_body() accepted.
 void read_members(Endpoint endpoint, const Json& body, GenerationRequest* request) {
     if (const Json* model = find_field(body, "model")) request->model = model->get<std::string>();
@@ -57,9 +70,7 @@ nlohmann::json to_json(const GenerationRequest& request) {
         }
     } else {
         Json messages = Json::array();
-        for (const ChatMessage& message : request.messages) {
-            messages.push_back({{"role", message.role}, {"content", message.content}});
-        }
+        for (const ChatMessage& message : request.messages) messages.push_back(message_json(message));
         body["messages"] = std::move(messages);
     }
     if (request.max_tokens) body["max_tokens"] = *request.max_tokens;

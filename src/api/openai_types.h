@@ -28,9 +28,19 @@ struct Usage {
     std::optional<int64_t> cached_tokens;
 };
 
+// A call an assistant message made, as a client sends it back in the conversation.
+struct MessageToolCall {
+    std::string id;
+    std::string name;
+    std::string arguments;  // JSON text of an object, as sent ("" counts as {}, as vLLM reads it)
+};
+
 struct ChatMessage {
-    std::string role;     // "system", "user" or "assistant"
-    std::string content;  // plain text; content-part arrays are flattened to their text parts when decoding
+    std::string role;     // "system", "developer", "user", "assistant" or "tool"
+    std::string content;  // plain text; content-part arrays are flattened to their text parts; null is ""
+    std::vector<MessageToolCall> tool_calls;  // assistant: the calls it made
+    std::string tool_call_id;                 // tool: the call this message answers
+    std::string name;                         // optional (a tool result's function name, a participant's name)
 };
 
 // One prompt of a completions request: text to tokenize, or token ids as given (vLLM and llama.cpp accept them).

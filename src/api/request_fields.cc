@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "api/output_constraint.h"
+#include "api/tools.h"
 
 namespace tern::api {
 namespace {
@@ -114,14 +115,6 @@ std::optional<FieldError> check_stream_options(const std::string& name, const js
     return std::nullopt;
 }
 
-// Without tools there is nothing to call in parallel, so false (or null) changes nothing; true asks for what tern
-// cannot do (OpenAI too refuses it without tools).
-std::optional<FieldError> check_no_parallel_tool_calls(const std::string& name, const json& value) {
-    if (!value.is_boolean()) return error_at(name, fmt::format("'{}' must be true or false", name));
-    if (value.get<bool>()) return error_at(name, "'parallel_tool_calls' must be false: tool calling is not supported");
-    return std::nullopt;
-}
-
 std::optional<FieldError> check_logit_bias(const std::string&, const json& value) {
     std::vector<std::pair<int32_t, float>> biases;
     return decode_logit_bias(value, &biases);
@@ -209,12 +202,13 @@ const std::vector<FieldRule>& field_rules() {
         {"store", On::kBoth, boolean_value()},
         {"service_tier", On::kBoth, string_value()},
         {"prompt_cache_key", On::kBoth, string_value()},  // a cache-routing hint; tern's prefix cache needs none
-        {"parallel_tool_calls", On::kChat, check_no_parallel_tool_calls},
-        // Known, not supported yet: refused with the reason.
-        {"tools", On::kChat, unsupported("tool calling is not supported yet")},
-        {"tool_choice", On::kChat, unsupported("tool calling is not supported yet")},
-        {"functions", On::kChat, unsupported("function calling is not supported")},
-        {"function_call", On::kChat, unsupported("function calling is not supported")},
+        // Tool calling (api/tools.h).
+        {"tools", On::kChat, check_tools_field},
+        {"tool_choice", On::kChat, check_tool_choice_field},
+        {"parallel_tool_calls", On::kChat, boolean_value()},
+        // Known, not supported: refused with the reason.
+        {"functions", On::kChat, unsupported("OpenAI's deprecated function calling: send 'tools' instead")},
+        {"function_call", On::kChat, unsupported("OpenAI's deprecated function calling: send 'tool_choice' instead")},
         // Structured output (api/output_constraint.h): OpenAI's, vLLM's and llama-server's spellings.
         {"response_format", On::kBoth, check_output_constraint_field},
         {"guided_json", On::kBoth, check_output_constraint_field},
@@ -270,6 +264,8 @@ std::optional<FieldError> check_cross_fields(Endpoint endpoint, const json& body
     if (auto error = check_generation_counts(endpoint, body)) return error;
     std::optional<OutputConstraint> constraint;
     if (auto error = decode_output_constraint(body, &constraint)) return error;
+    std::optional<ToolRequest> tools;
+    if (auto error = decode_tool_request(body, constraint ? constraint->field : "", &tools)) return error;
     // As vLLM: a stream has no place for them (its chunks carry no prompt_logprobs field).
     if (find_field(body, "prompt_logprobs") != nullptr && field_value<bool>(body, "stream").value_or(false)) {
         return error_at("prompt_logprobs", "'prompt_logprobs' cannot be streamed: set 'stream' to false");
@@ -388,6 +384,7 @@ std::optional<FieldError> decode_messages(const json& messages, std::vector<Chat
         if (content != nullptr) {
             if (auto error = decode_content(*content, idx, &message.content)) return error;
         }
+        if (auto error = decode_message_tool_fields(item, idx, &message)) return error;
         messages_out->push_back(std::move(message));
     }
     return std::nullopt;

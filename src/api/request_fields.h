@@ -38,7 +38,7 @@ inline constexpr int kMaxTemplateKwargsDepth = 32;
 inline constexpr float kMaxLogitBias = 100.0f;  // OpenAI's range: [-100, 100]
 
 // Checks every field of `body` for `endpoint` and returns the first problem, or nullopt when the body is valid:
-//   - a field tern does not know, or knows and cannot honour (tools, response_format, ...), is refused by name, as
+//   - a field tern does not know, or knows and cannot honour (functions, prediction, ...), is refused by name, as
 //     OpenAI refuses it (vLLM only logs a warning): a client must not believe an option took effect;
 //   - a few harmless fields are accepted and ignored (user, metadata, ...: the list is in field_rules() in the .cc);
 //   - a value of the wrong type or out of range names the field and the accepted range;

@@ -7,21 +7,49 @@ namespace {
 
 Status with_prefix(const Status& status) { return {status.code(), "chat template: " + status.message()}; }
 
+// A message as Hugging Face passes it: optional keys are absent rather than empty, since templates test
+// `'tool_calls' in message` or `message.tool_calls is defined`.
+nlohmann::ordered_json message_json(const ChatMessage& message) {
+    nlohmann::ordered_json json = {{"role", message.role}, {"content", message.content}};
+    if (!message.tool_calls.empty()) {
+        nlohmann::ordered_json calls = nlohmann::ordered_json::array();
+        for (const ChatToolCall& call : message.tool_calls) {
+            calls.push_back({{"id", call.id},
+                             {"type", "function"},
+                             {"function", {{"name", call.name}, {"arguments", call.arguments}}}});
+        }
+        json["tool_calls"] = std::move(calls);
+    }
+    if (!message.tool_call_id.empty()) json["tool_call_id"] = message.tool_call_id;
+    if (!message.name.empty()) json["name"] = message.name;
+    return json;
+}
+
 Result<jinja::Value> chat_context(const std::vector<ChatMessage>& messages, const ChatTemplateOptions& options) {
     jinja::List list;
     list.reserve(messages.size());
     for (const ChatMessage& message : messages) {
-        jinja::Dict dict;
-        dict.entries.emplace_back(jinja::Value::string("role"), jinja::Value::string(message.role));
-        dict.entries.emplace_back(jinja::Value::string("content"), jinja::Value::string(message.content));
-        list.push_back(jinja::Value::dict(std::move(dict)));
+        if (message.tool_calls.empty() && message.tool_call_id.empty() && message.name.empty()) {
+            jinja::Dict dict;
+            dict.entries.emplace_back(jinja::Value::string("role"), jinja::Value::string(message.role));
+            dict.entries.emplace_back(jinja::Value::string("content"), jinja::Value::string(message.content));
+            list.push_back(jinja::Value::dict(std::move(dict)));
+            continue;
+        }
+        TERN_ASSIGN_OR_RETURN(jinja::Value converted, jinja::value_from_json(message_json(message)));
+        list.push_back(std::move(converted));
     }
     jinja::Dict context;
     const auto add = [&](const char* name, jinja::Value value) {
         context.entries.emplace_back(jinja::Value::string(name), std::move(value));
     };
     add("messages", jinja::Value::list(std::move(list)));
-    add("tools", jinja::Value::none());
+    if (options.tools.is_null()) {
+        add("tools", jinja::Value::none());
+    } else {
+        TERN_ASSIGN_OR_RETURN(jinja::Value tools, jinja::value_from_json(options.tools));
+        add("tools", std::move(tools));
+    }
     add("documents", jinja::Value::none());
     add("add_generation_prompt", jinja::Value::boolean(options.add_generation_prompt));
     add("bos_token", jinja::Value::string(options.bos_token));

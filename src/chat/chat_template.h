@@ -7,8 +7,11 @@
 //   environment: ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, loopcontrols)
 //   globals:     raise_exception(message) fails the render; strftime_now(format) formats the current time
 //   tojson:      json.dumps(value, ensure_ascii=False, indent=..., separators=..., sort_keys=...)
-//   variables:   messages (a list of {"role", "content"} dicts), tools=None, documents=None,
-//                add_generation_prompt, bos_token, eos_token
+//   variables:   messages (a list of {"role", "content"} dicts; an assistant's calls under "tool_calls" as
+//                {"id", "type": "function", "function": {"name", "arguments"}} with the arguments parsed, since
+//                templates write `arguments | tojson`; a tool result's "tool_call_id"; "name" when given),
+//                tools (the request's list of tool objects, else None), documents=None, add_generation_prompt,
+//                bos_token, eos_token
 #pragma once
 
 #include <ctime>
@@ -23,9 +26,19 @@
 
 namespace tern::chat {
 
+// A call an assistant message made, as templates read it back.
+struct ChatToolCall {
+    std::string id;
+    std::string name;
+    nlohmann::ordered_json arguments;  // the parsed arguments (an object), in the order they were written
+};
+
 struct ChatMessage {
-    std::string role;     // "system", "user", "assistant", or whatever the template accepts
-    std::string content;  // plain text
+    std::string role;     // "system", "user", "assistant", "tool", or whatever the template accepts
+    std::string content;  // plain text ("" for an assistant message that only calls tools, as vLLM passes it)
+    std::vector<ChatToolCall> tool_calls;  // assistant: its calls; the key is left out of the message when empty
+    std::string tool_call_id;              // tool: the call this result answers; left out when empty
+    std::string name;                      // left out when empty
 };
 
 struct ChatTemplateOptions {
@@ -33,6 +46,9 @@ struct ChatTemplateOptions {
     std::string eos_token;               // the model's EOS text, e.g. "</s>"
     bool add_generation_prompt = true;   // end with the header that starts the assistant's reply
     std::optional<std::tm> now;          // the time strftime_now() sees; unset: the local time
+    // The `tools` variable: the request's list of tool objects as sent ({"type": "function", "function": {...}}),
+    // or null for None.
+    nlohmann::ordered_json tools;
     // Further variables (vLLM's chat_template_kwargs, e.g. enable_thinking), set last: a name here replaces the
     // variable above of that name. An object; a value nested deeper than kMaxValueDepth fails the render.
     nlohmann::ordered_json variables = nlohmann::ordered_json::object();

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,19 +11,25 @@
 
 #include "api/openai_types.h"
 #include "base/status.h"
+#include "tools/tool_format.h"
 #include "formats/gguf.h"
 #include "tokenizer/tokenizer.h"
 
 namespace tern::server {
 
 // Renders a conversation; `template_kwargs` (an object, vLLM's chat_template_kwargs) become extra template variables,
-// its add_generation_prompt (a boolean) steering the fallback format too. An error says why the render failed.
-using ChatRenderer =
-    std::function<Result<std::string>(const std::vector<api::ChatMessage>&, const nlohmann::json& template_kwargs)>;
+// its add_generation_prompt (a boolean) steering the fallback format too; `tools` (the request's list of tool
+// objects, or null) is the template's `tools` variable (the fallback format shows no tools). An error says why the
+// render failed.
+using ChatRenderer = std::function<Result<std::string>(const std::vector<api::ChatMessage>&,
+                                                       const nlohmann::json& template_kwargs,
+                                                       const nlohmann::ordered_json& tools)>;
 
 struct ChatPrompt {
     ChatRenderer render;
     std::string source;  // "model", "file PATH" or "fallback"
+    // The tool-call format the template renders past calls in; nullopt when it shows none (or is the fallback).
+    std::optional<tools::ToolFormat> tool_format;
 };
 
 // Fails when the template (the file's or the model's) does not parse; the message names where it came from.

@@ -19,6 +19,7 @@ struct ChoiceRunner::Choice {
     bool first = true;
     double cumulative_logprob = 0.0;  // of the sampled tokens, for best_of
     int64_t num_cached_prompt_tokens = 0;
+    std::unique_ptr<tools::ToolCallParser> tool_parser;  // when the request's text is parsed for tool calls
 };
 
 namespace {
@@ -81,9 +82,12 @@ std::optional<Outcome> ChoiceRunner::submit(std::chrono::steady_clock::time_poin
                 return status_outcome(stream.status());
             }
             const int index = static_cast<int>(choices_.size());
+            const std::optional<ToolParsing>& tools = prepared_.tool_parsing;
             choices_.push_back(std::unique_ptr<Choice>(
                 new Choice{index, prompt_idx, id, std::move(stream.value()),
-                           ChoiceText(context_.tokenizer, request.stop, request.sampling.min_tokens)}));
+                           ChoiceText(context_.tokenizer, request.stop, request.sampling.min_tokens,
+                                      tools && tools->render_special)}));
+            if (tools) choices_.back()->tool_parser = make_tool_parser(*tools);
             results_.push_back(ChoiceResult{.index = index});
         }
     }
@@ -213,9 +217,30 @@ std::optional<ChoiceDelta> ChoiceRunner::take(Choice& choice, engine::RequestOut
     }
     // echo: the prompt's text leads the choice's first delta, whole or streamed.
     if (delta.first && !prepared_.echo_texts.empty()) delta.text.insert(0, prepared_.echo_texts[choice.prompt_idx]);
+    if (choice.tool_parser) take_tool_calls(choice, delta);
     result.text += delta.text;
     result.logprobs.insert(result.logprobs.end(), delta.logprobs.begin(), delta.logprobs.end());
     return delta;
+}
+
+// The text becomes content and tool-call deltas; a choice that called tools and ended on its own finishes with
+// "tool_calls" (one cut off by max_tokens stays "length", as OpenAI's).
+void ChoiceRunner::take_tool_calls(Choice& choice, ChoiceDelta& delta) {
+    tools::ParsedDelta parsed = choice.tool_parser->push(delta.text);
+    if (delta.finish_reason) {
+        tools::ParsedDelta rest = choice.tool_parser->finish();
+        parsed.content += rest.content;
+        parsed.calls.insert(parsed.calls.end(), rest.calls.begin(), rest.calls.end());
+    }
+    delta.text = std::move(parsed.content);
+    delta.tool_calls = std::move(parsed.calls);
+    if (!delta.finish_reason) return;
+    ChoiceResult& result = results_[static_cast<size_t>(choice.index)];
+    result.tool_calls = choice.tool_parser->calls();
+    if (!result.tool_calls.empty() && *delta.finish_reason == "stop") {
+        delta.finish_reason = "tool_calls";
+        result.finish_reason = "tool_calls";
+    }
 }
 
 std::vector<ChoiceResult> ChoiceRunner::returned_results() const {

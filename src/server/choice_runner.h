@@ -20,6 +20,7 @@ struct ChoiceDelta {
     std::vector<TokenLogprob> logprobs;
     std::optional<std::string> finish_reason;
     bool first = false;  // the choice's first delta
+    std::vector<tools::ToolCallDelta> tool_calls;  // with tool parsing: `text` is then the content outside calls
 };
 
 class ChoiceRunner {
@@ -54,6 +55,7 @@ private:
     struct Choice;
     std::optional<ChoiceDelta> take(Choice& choice, engine::RequestOutput output);
     void take_token(Choice& choice, const engine::RequestOutput& output, ChoiceDelta& delta);
+    void take_tool_calls(Choice& choice, ChoiceDelta& delta);
     void take_prompt_logprobs(const Choice& choice, const std::vector<engine::TokenLogprobs>& positions,
                               ChoiceDelta& delta);
     int num_samples() const;

@@ -2,8 +2,10 @@
 
 namespace tern::server {
 
-ChoiceText::ChoiceText(const Tokenizer& tokenizer, std::vector<std::string> stop_strings, int min_tokens)
-    : early_(tokenizer), text_(tokenizer, std::move(stop_strings)), num_early_left_(min_tokens),
+ChoiceText::ChoiceText(const Tokenizer& tokenizer, std::vector<std::string> stop_strings, int min_tokens,
+                       bool render_special)
+    : early_(tokenizer, render_special), text_(tokenizer, std::move(stop_strings), render_special),
+      num_early_left_(min_tokens),
       in_early_(min_tokens > 0) {}
 
 std::string ChoiceText::push(int32_t token) {

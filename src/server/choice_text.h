@@ -15,7 +15,9 @@ namespace tern::server {
 // Not thread-safe: one choice's outputs arrive on one thread at a time.
 class ChoiceText {
 public:
-    ChoiceText(const Tokenizer& tokenizer, std::vector<std::string> stop_strings, int min_tokens);
+    // `render_special`: control tokens come out as their text (for a tool-call marker that is one).
+    ChoiceText(const Tokenizer& tokenizer, std::vector<std::string> stop_strings, int min_tokens,
+               bool render_special = false);
 
     // The text that may be sent after this token (possibly empty).
     std::string push(int32_t token);

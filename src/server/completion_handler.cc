@@ -44,7 +44,8 @@ Result<std::vector<int32_t>> tokenize_prompt(const ServingContext& context, cons
 // The chat template renders special tokens as text (BOS among them), so they are parsed, and BOS is added only when
 // the model wants one and the template did not write it.
 Result<std::vector<int32_t>> tokenize_chat(const ServingContext& context, const CompletionRequest& request) {
-    TERN_ASSIGN_OR_RETURN(std::string text, context.render_chat(request.messages, request.chat_template_kwargs));
+    const nlohmann::ordered_json tools = request.tools ? request.tools->as_sent : nlohmann::ordered_json();
+    TERN_ASSIGN_OR_RETURN(std::string text, context.render_chat(request.messages, request.chat_template_kwargs, tools));
     std::vector<int32_t> ids = context.tokenizer.encode(text, /*add_special=*/false, /*parse_special=*/true);
     const int32_t bos = context.tokenizer.bos_id();
     if (context.tokenizer.add_bos() && bos >= 0 && (ids.empty() || ids.front() != bos)) ids.insert(ids.begin(), bos);
@@ -171,6 +172,22 @@ std::optional<Outcome> compile_request_constraint(const ServingContext& context,
     return std::nullopt;
 }
 
+// The grammar that forces a tool call (tool_choice "required" or a function), and how the text is parsed for calls.
+std::optional<Outcome> prepare_tools(const ServingContext& context, const CompletionRequest& request,
+                                     PreparedRequest& prepared) {
+    if (!request.tools) return std::nullopt;
+    prepared.tool_parsing = plan_tool_parsing(context.tool_format, context.tokenizer, request.tools);
+    const bool forced = request.tools->choice == api::ToolChoice::kRequired ||
+                        request.tools->choice == api::ToolChoice::kFunction;
+    if (!forced) return std::nullopt;
+    if (context.grammars == nullptr) return error_outcome(400, "forced tool calls are not available on this server",
+                                                          "tool_choice");
+    auto compiled = compile_tool_grammar(*context.grammars, context.tool_format, *request.tools);
+    if (auto* error = std::get_if<RequestError>(&compiled)) return error_outcome(400, error->message, error->param);
+    prepared.grammar = std::get<std::shared_ptr<const grammar::CompiledGrammar>>(std::move(compiled));
+    return std::nullopt;
+}
+
 std::variant<PreparedRequest, Outcome> prepare_request(const ServingContext& context, CompletionRequest request) {
     PreparedRequest prepared;
     if (!request.model.empty() && request.model != context.model_name) {
@@ -182,6 +199,7 @@ std::variant<PreparedRequest, Outcome> prepare_request(const ServingContext& con
     }
     if (auto refused = check_token_fields(context.tokenizer, request)) return std::move(*refused);
     if (auto refused = compile_request_constraint(context, request, prepared)) return std::move(*refused);
+    if (auto refused = prepare_tools(context, request, prepared)) return std::move(*refused);
     request.sampling.seed = choose_seed(request.seed);
     if (auto refused = tokenize_request(context, request, prepared)) return std::move(*refused);
     if (auto refused = limit_tokens(context, request, prepared)) return std::move(*refused);
@@ -224,12 +242,23 @@ bool ResponseProducer::poll(std::chrono::milliseconds wait, std::vector<std::str
     return finished_;
 }
 
+// Content first, then each tool-call delta in a chunk of its own (as OpenAI and vLLM stream them); the finish reason
+// rides on the last chunk.
 void ResponseProducer::take(const ChoiceDelta& delta, std::vector<std::string>& events) {
     if (!prepared_.request.stream) return;  // the runner keeps the whole text
-    if (delta.text.empty() && delta.logprobs.empty() && !delta.finish_reason && !delta.first) return;
-    const auto chunk = stream_chunk(prepared_.meta, delta.index, delta.text, delta.logprobs, delta.finish_reason,
-                                    delta.first);
-    events.push_back(chunk.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    const auto add = [&](const nlohmann::json& chunk) {
+        events.push_back(chunk.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    };
+    const bool calls = !delta.tool_calls.empty();
+    if (!delta.text.empty() || !delta.logprobs.empty() || delta.first || (delta.finish_reason && !calls)) {
+        add(stream_chunk(prepared_.meta, delta.index, delta.text, delta.logprobs,
+                         calls ? std::nullopt : delta.finish_reason, delta.first));
+    }
+    for (size_t call_idx = 0; call_idx < delta.tool_calls.size(); ++call_idx) {
+        const bool last = call_idx + 1 == delta.tool_calls.size();
+        add(stream_chunk(prepared_.meta, delta.index, "", {}, last ? delta.finish_reason : std::nullopt, false,
+                         {delta.tool_calls[call_idx]}));
+    }
 }
 
 void ResponseProducer::finish(std::vector<std::string>& events) {

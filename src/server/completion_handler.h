@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "server/chat_prompt.h"
 #include "server/request_parser.h"
 #include "server/responses.h"
+#include "server/tool_calls.h"
 #include "serving/async_engine.h"
 #include "tokenizer/tokenizer.h"
 
@@ -31,6 +33,9 @@ struct ServingContext {
     int64_t embedding_dim = 0;                          // the length of an embedding
     // Compiled grammars for structured output; null: requests asking for it are refused.
     grammar::GrammarCache* grammars = nullptr;
+    // How tool calls are spelled, parsed and forced: the chat template's format, else Hermes (the most common one;
+    // a model with no tool format in its template sees the tools only if its template shows them).
+    tools::ToolFormat tool_format = tools::ToolFormat::kHermes;
 };
 
 // What a request turned into: an HTTP status and body (the whole response, or an error), plus the figures of the
@@ -54,7 +59,9 @@ struct PreparedRequest {
     std::vector<std::string> echo_texts;              // with `echo`: each prompt's text, which its choices start with
     int max_tokens = 0;
     ResponseMeta meta;
-    std::shared_ptr<const grammar::CompiledGrammar> grammar;  // the constraint's, when the request has one
+    // The constraint's, or the one forcing a tool call, when the request has one.
+    std::shared_ptr<const grammar::CompiledGrammar> grammar;
+    std::optional<ToolParsing> tool_parsing;  // set when the choices' text is parsed for tool calls
 };
 
 // Tokenizes and checks `request`; on failure returns the 4xx outcome to send.

@@ -132,6 +132,7 @@ http::RouteResult Routes::generation(ServingContext& context, const http::Reques
     }
     CompletionRequest& completion = std::get<CompletionRequest>(parsed);
     if (completion.constraint) api::keep_schema_order(request.body, *completion.constraint);
+    if (completion.tools) api::keep_tool_order(request.body, *completion.tools);
     auto prepared = prepare_request(context, std::move(completion));
     if (auto* outcome = std::get_if<Outcome>(&prepared)) return outcome_answer(*outcome);
     auto job = std::make_unique<GenerationJob>(request.path, on_request_, context, std::move(std::get<PreparedRequest>(prepared)));

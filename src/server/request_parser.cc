@@ -94,6 +94,8 @@ std::variant<CompletionRequest, RequestError> parse_completion_request(api::Endp
     read_flags(body, request);
     read_token_fields(body, request);
     if (auto error = api::decode_output_constraint(body, &request.constraint)) return to_request_error(*error);
+    const std::string constraint_field = request.constraint ? request.constraint->field : "";
+    if (auto error = api::decode_tool_request(body, constraint_field, &request.tools)) return to_request_error(*error);
     return request;
 }
 

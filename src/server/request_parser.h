@@ -14,6 +14,7 @@
 #include "api/openai_types.h"
 #include "api/output_constraint.h"
 #include "api/request_fields.h"
+#include "api/tools.h"
 #include "engine/engine_config.h"
 #include "sampling/sampling_params.h"
 
@@ -55,6 +56,8 @@ struct CompletionRequest {
     std::optional<int> prompt_logprobs;
     // Structured output (response_format, guided_*, ...): the text must follow it.
     std::optional<api::OutputConstraint> constraint;
+    // Chat: tools, tool_choice and parallel_tool_calls; nullopt without tools.
+    std::optional<api::ToolRequest> tools;
 };
 
 using api::kMaxChoices;

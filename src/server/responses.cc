@@ -62,6 +62,33 @@ json prompt_logprobs_json(const std::vector<PositionLogprobs>& positions) {
     return list;
 }
 
+json tool_calls_json(const std::vector<tools::ToolCall>& calls) {
+    json list = json::array();
+    for (const tools::ToolCall& call : calls) {
+        list.push_back({{"id", call.id},
+                        {"type", "function"},
+                        {"function", {{"name", call.name}, {"arguments", call.arguments}}}});
+    }
+    return list;
+}
+
+json tool_call_delta_json(const tools::ToolCallDelta& delta) {
+    if (delta.id.empty()) return {{"index", delta.index}, {"function", {{"arguments", delta.arguments}}}};
+    return {{"index", delta.index},
+            {"id", delta.id},
+            {"type", "function"},
+            {"function", {{"name", delta.name}, {"arguments", delta.arguments}}}};
+}
+
+// OpenAI's assistant message: content null when the reply is only calls.
+json chat_message(const ChoiceResult& choice) {
+    json message = {{"role", "assistant"}, {"content", choice.text}};
+    if (choice.tool_calls.empty()) return message;
+    if (choice.text.empty()) message["content"] = nullptr;
+    message["tool_calls"] = tool_calls_json(choice.tool_calls);
+    return message;
+}
+
 json envelope(const ResponseMeta& meta, const char* object) {
     return {{"id", meta.id}, {"object", object}, {"created", meta.created}, {"model", meta.model}};
 }
@@ -75,7 +102,7 @@ json completion_response(const ResponseMeta& meta, const std::vector<ChoiceResul
         json item = {{"index", choice.index}, {"logprobs", logprobs_json(meta, choice.logprobs)},
                      {"finish_reason", choice.finish_reason}};
         if (is_chat(meta)) {
-            item["message"] = {{"role", "assistant"}, {"content", choice.text}};
+            item["message"] = chat_message(choice);
         } else {
             item["text"] = choice.text;
             if (choice.prompt_logprobs) item["prompt_logprobs"] = prompt_logprobs_json(*choice.prompt_logprobs);
@@ -92,14 +119,15 @@ json completion_response(const ResponseMeta& meta, const std::vector<ChoiceResul
 
 json stream_chunk(const ResponseMeta& meta, int index, const std::string& text,
                   const std::vector<TokenLogprob>& logprobs, const std::optional<std::string>& finish_reason,
-                  bool first) {
+                  bool first, const std::vector<tools::ToolCallDelta>& tool_calls) {
     json body = envelope(meta, is_chat(meta) ? "chat.completion.chunk" : "text_completion");
     json choice = {{"index", index}, {"logprobs", logprobs_json(meta, logprobs)}};
     choice["finish_reason"] = finish_reason ? json(*finish_reason) : json(nullptr);
     if (is_chat(meta)) {
         json delta = json::object();
         if (first) delta["role"] = "assistant";
-        if (!text.empty() || !finish_reason) delta["content"] = text;
+        if (!text.empty() || (!finish_reason && tool_calls.empty())) delta["content"] = text;
+        for (const tools::ToolCallDelta& call : tool_calls) delta["tool_calls"].push_back(tool_call_delta_json(call));
         choice["delta"] = std::move(delta);
     } else {
         choice["text"] = text;

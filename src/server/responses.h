@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/openai_types.h"
+#include "tools/tool_call_parser.h"
 
 namespace tern::server {
 
@@ -33,11 +34,13 @@ using PositionLogprobs = std::vector<RankedToken>;  // the prompt's token first,
 struct ChoiceResult {
     int index = 0;
     std::string text;
-    std::string finish_reason;  // "stop" or "length" ("abort" never reaches a client)
+    std::string finish_reason;  // "stop", "length" or "tool_calls" ("abort" never reaches a client)
     std::vector<TokenLogprob> logprobs;
     int64_t completion_tokens = 0;
     // With prompt_logprobs: one per prompt token from the second on.
     std::optional<std::vector<PositionLogprobs>> prompt_logprobs;
+    // Chat with tools: the calls parsed out of the text (`text` is then what lies outside them; null when empty).
+    std::vector<tools::ToolCall> tool_calls;
 };
 
 struct ResponseMeta {
@@ -53,10 +56,11 @@ nlohmann::json completion_response(const ResponseMeta& meta, const std::vector<C
                                    const api::Usage& usage);
 
 // One streamed chunk of choice `index`: new text (and its tokens' logprobs), and the finish reason on the last one.
-// Chat chunks carry the assistant role on a choice's first chunk.
+// Chat chunks carry the assistant role on a choice's first chunk, and tool-call deltas in delta.tool_calls: a
+// call's first as {index, id, type, function: {name, arguments: ""}}, then {index, function: {arguments}}.
 nlohmann::json stream_chunk(const ResponseMeta& meta, int index, const std::string& text,
                             const std::vector<TokenLogprob>& logprobs, const std::optional<std::string>& finish_reason,
-                            bool first);
+                            bool first, const std::vector<tools::ToolCallDelta>& tool_calls = {});
 nlohmann::json usage_chunk(const ResponseMeta& meta, const api::Usage& usage);
 
 

@@ -4,8 +4,8 @@
 
 namespace tern::serving {
 
-TextStream::TextStream(const Tokenizer& tokenizer, std::vector<std::string> stop_strings)
-    : detokenizer_(tokenizer), stop_strings_(std::move(stop_strings)) {
+TextStream::TextStream(const Tokenizer& tokenizer, std::vector<std::string> stop_strings, bool render_special)
+    : detokenizer_(tokenizer, render_special), stop_strings_(std::move(stop_strings)) {
     std::erase_if(stop_strings_, [](const std::string& stop) { return stop.empty(); });
 }
 

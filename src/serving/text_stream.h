@@ -15,7 +15,8 @@ namespace tern::serving {
 
 class TextStream {
 public:
-    TextStream(const Tokenizer& tokenizer, std::vector<std::string> stop_strings);
+    // `render_special`: control tokens come out as their text (a tool-call marker such as [TOOL_CALLS] is one).
+    TextStream(const Tokenizer& tokenizer, std::vector<std::string> stop_strings, bool render_special = false);
 
     // The text that may be sent after this token (possibly empty). After a stop string matched, always empty.
     std::string push(int32_t token);

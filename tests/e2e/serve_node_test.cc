@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "serve_process.h"
 
@@ -12,6 +14,9 @@ namespace {
 struct NodeCase {
     const char* model;   // "stories260K" or "tiny"
     const char* script;  // file name under tests/e2e/node
+    // A chat template file under tests/chat/data/templates, or none (the model's own, or the plain format). Its
+    // prompts may outgrow the tiny model's 512 tokens, so the context is stretched to 2048 (random weights mind not).
+    const char* chat_template = nullptr;
 };
 
 class NodeScenario : public ::testing::TestWithParam<NodeCase> {};
@@ -27,8 +32,13 @@ TEST_P(NodeScenario, PassesAgainstTernServe) {
     testing::ServeProcess server;
     const std::string served_name = std::string(param.model) + "-e2e";
     // An f32 KV cache as `tern generate` keeps: random weights give near-ties that f16 keys would tip over.
-    const std::string failure = server.start({"-m", model_path, "-t", "1", "--served-model-name", served_name,
-                                              "--kv-cache-type", "f32"});
+    std::vector<std::string> args = {"-m", model_path, "-t", "1", "--served-model-name", served_name,
+                                     "--kv-cache-type", "f32"};
+    if (param.chat_template != nullptr) {
+        args.insert(args.end(), {"--chat-template", std::string(TERN_TEMPLATE_DIR) + "/" + param.chat_template,
+                                 "--max-model-len", "2048"});
+    }
+    const std::string failure = server.start(args);
     ASSERT_EQ(failure, "");
 
     testing::HeaderList env = {{"TERN_BASE_URL", server.base_url()}, {"TERN_MODEL_NAME", served_name},
@@ -58,7 +68,8 @@ INSTANTIATE_TEST_SUITE_P(OpenAiClient, NodeScenario,
                                            NodeCase{"tiny", "choices_usage.mjs"},
                                            NodeCase{"stories260K", "unsupported_fields.mjs"},
                                            NodeCase{"stories260K", "embeddings.mjs"},
-                                           NodeCase{"stories260K", "logit_bias.mjs"}),
+                                           NodeCase{"stories260K", "logit_bias.mjs"},
+                                           NodeCase{"tiny", "tools.mjs", "qwen2.5-instruct.jinja"}),
                          case_name);
 
 }  // namespace

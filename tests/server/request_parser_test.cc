@@ -112,12 +112,13 @@ TEST(RequestParser, UnknownAndUnsupportedFieldsAreRefusedByName) {
         {api::Endpoint::kChatCompletions, {{"messages", chat_messages}, {"echo", true}}, "echo"},
         {api::Endpoint::kCompletions, {{"prompt", "x"}, {"messages", chat_messages}}, "messages"},
         {api::Endpoint::kChatCompletions, {{"messages", chat_messages}, {"prompt", "x"}}, "prompt"},
-        {api::Endpoint::kChatCompletions, {{"messages", chat_messages}, {"tools", json::array()}}, "tools"},
-        {api::Endpoint::kChatCompletions, {{"messages", chat_messages}, {"tool_choice", "none"}}, "tool_choice"},
+        {api::Endpoint::kChatCompletions, {{"messages", chat_messages}, {"functions", json::array()}}, "functions"},
+        {api::Endpoint::kChatCompletions, {{"messages", chat_messages}, {"tool_choice", "required"}}, "tool_choice"},
         {api::Endpoint::kChatCompletions, {{"messages", chat_messages}, {"response_format", {{"type", "xml"}}}},
          "response_format"},
-        {api::Endpoint::kChatCompletions, {{"messages", chat_messages}, {"parallel_tool_calls", true}},
+        {api::Endpoint::kChatCompletions, {{"messages", chat_messages}, {"parallel_tool_calls", "yes"}},
          "parallel_tool_calls"},
+        {api::Endpoint::kCompletions, {{"prompt", "x"}, {"tools", json::array()}}, "tools"},
         {api::Endpoint::kChatCompletions, {{"messages", chat_messages}, {"user", 5}}, "user"},
     };
     for (const auto& [endpoint, body, param] : cases) {

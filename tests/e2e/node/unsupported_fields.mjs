@@ -25,10 +25,11 @@ main(async () => {
   await expectBadRequest(client.completions.create({ model: modelName, prompt: 'Once', max_tokens: 4,
                                                      not_a_field: true }),
                          'not_a_field', 'completions with an unknown field');
+  // OpenAI's deprecated function calling (`tools` replaced it, and tern takes those).
   await expectBadRequest(client.chat.completions.create({
     model: modelName, max_tokens: 4,
-    tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object', properties: {} } } }],
-    messages: kMessages }), 'tools', 'chat with tools');
+    functions: [{ name: 'f', parameters: { type: 'object', properties: {} } }],
+    messages: kMessages }), 'functions', 'chat with functions');
   const image = { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } };
   await expectBadRequest(client.chat.completions.create({
     model: modelName, max_tokens: 4,
