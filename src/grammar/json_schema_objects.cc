@@ -2,6 +2,8 @@
 // properties whose keys are none of the named ones.
 #include <algorithm>
 #include <map>
+#include <set>
+#include <string_view>
 
 #include "grammar/json_schema_compiler.h"
 #include "grammar/utf8_ranges.h"
@@ -91,19 +93,55 @@ struct KeyTrie {
     }
 };
 
-// Any string character but the units in `excluded`. \u escapes stay allowed: a key spelled with a \u escape (a
-// control character) could then be written twice, a corner accepted for a simpler grammar.
-std::string other_unit(SchemaCompiler& compiler, const std::map<std::string, size_t>& excluded) {
+// The character a JSON escape unit (\n, \u001f, ...) stands for.
+uint32_t escaped_code_point(const std::string& unit) {
+    switch (unit[1]) {
+        case 'b': return 0x08;
+        case 'f': return 0x0C;
+        case 'n': return 0x0A;
+        case 'r': return 0x0D;
+        case 't': return 0x09;
+        case 'u': return static_cast<uint32_t>(std::stoul(unit.substr(2, 4), nullptr, 16));
+        default: return static_cast<uint8_t>(unit[1]);  // \" \\ \/
+    }
+}
+
+// `u00XX` for the control characters (U+0000..U+001F) other than `excluded`, hex letters in either case; "" when
+// none is left.
+std::string control_escapes(const std::set<uint32_t>& excluded) {
+    if (excluded.empty()) return R"(( "u00" [01] [0-9a-fA-F] ))";
+    constexpr std::string_view kHex = "0123456789abcdef";
+    std::vector<std::string> alternatives;
+    for (uint32_t code_point = 0; code_point < 0x20; ++code_point) {
+        if (excluded.count(code_point) != 0) continue;
+        const char low = kHex[code_point & 0xF];
+        const std::string low_text = low >= 'a' ? std::string("[") + low + static_cast<char>(low - 'a' + 'A') + "]"
+                                                : std::string("\"") + low + "\"";
+        alternatives.push_back(std::string("\"u00") + (code_point < 0x10 ? '0' : '1') + "\" " + low_text);
+    }
+    return alternatives.empty() ? "" : any_of_texts(alternatives);
+}
+
+// Any string character but those the units in `excluded` stand for, in any spelling: the keys of extra properties
+// must differ from the named ones once decoded (JSON.parse keeps the last of two equal keys, so {"a": 1,
+// "\u0061": true} would give a named property the extra value). A \u escape is allowed only for control
+// characters, which have no raw spelling; any other character written so would be a second spelling of it.
+std::string other_unit(const std::map<std::string, size_t>& excluded) {
     std::vector<std::pair<uint32_t, uint32_t>> raw = {{0x20, 0x21}, {0x23, 0x5B}, {0x5D, 0xD7FF}, {0xE000, 0x10FFFF}};
     std::string simple_escapes = "\"\\/bfnrt";
+    std::set<uint32_t> excluded_controls;
     for (const auto& [unit, node_idx] : excluded) {
-        if (unit[0] == '\\') {
-            if (unit.size() == 2) std::erase(simple_escapes, unit[1]);
-            continue;
-        }
         uint32_t code_point = 0;
-        size_t end = 0;
-        decode_utf8(unit, end, code_point);
+        if (unit[0] == '\\') {
+            code_point = escaped_code_point(unit);
+        } else {
+            size_t end = 0;
+            decode_utf8(unit, end, code_point);
+        }
+        if (code_point < 0x20) excluded_controls.insert(code_point);
+        for (const char letter : {'"', '\\', '/', 'b', 'f', 'n', 'r', 't'}) {
+            if (escaped_code_point(std::string("\\") + letter) == code_point) std::erase(simple_escapes, letter);
+        }
         CodePointRanges kept;
         for (const auto& [low, high] : raw) {
             if (code_point < low || code_point > high) {
@@ -115,12 +153,14 @@ std::string other_unit(SchemaCompiler& compiler, const std::map<std::string, siz
         }
         raw = kept;
     }
+    std::vector<std::string> escapes;
     std::vector<std::pair<uint32_t, uint32_t>> escape_letters;
     for (char letter : simple_escapes) escape_letters.emplace_back(letter, letter);
-    const std::string escapes = escape_letters.empty() ? compiler.helper(Helper::kUnicodeEscape)
-                                                       : "( " + gbnf_class(escape_letters) + " | " +
-                                                             compiler.helper(Helper::kUnicodeEscape) + " )";
-    return "( " + gbnf_class(raw) + " | \"\\\\\" " + escapes + " )";
+    if (!escape_letters.empty()) escapes.push_back(gbnf_class(escape_letters));
+    if (std::string controls = control_escapes(excluded_controls); !controls.empty()) escapes.push_back(controls);
+    std::vector<std::string> alternatives = {gbnf_class(raw)};
+    if (!escapes.empty()) alternatives.push_back("\"\\\\\" " + any_of_texts(escapes));
+    return any_of_texts(alternatives);
 }
 
 // A JSON string (with its quotes) that is not the canonical spelling of any of `keys`: the keys of extra
@@ -145,7 +185,7 @@ Result<std::string> key_other_than(SchemaCompiler& compiler, const std::vector<s
         for (const auto& [unit, child_idx] : node.children) {
             alternatives.push_back(gbnf_literal(unit) + " " + node_rules[child_idx]);
         }
-        alternatives.push_back(other_unit(compiler, node.children) + " " + rest);
+        alternatives.push_back(other_unit(node.children) + " " + rest);
         if (!node.is_key) alternatives.push_back("\"\\\"\"");
         std::string body;
         for (const std::string& alternative : alternatives) body += (body.empty() ? "" : " | ") + alternative;

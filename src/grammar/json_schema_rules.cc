@@ -174,14 +174,20 @@ std::string SchemaCompiler::helper_body(Helper kind) {
 
 std::string SchemaCompiler::format_body(Helper kind) {
     switch (kind) {
-        // RFC 3339 full-date and full-time (JSON Schema's date, time, date-time). Days follow the month; February
-        // 29 is allowed in every year (leap years would take a rule per year).
+        // RFC 3339 full-date and full-time (JSON Schema's date, time, date-time). Days follow the month, and
+        // February 29 the Gregorian leap years: the last two digits a multiple of 4 but not 00, or a century whose
+        // first two digits are a multiple of 4 (validators such as ajv-formats check both).
         case Helper::kDate:
             return R"([0-9]{4} "-" ( ( "0" [13578] | "1" [02] ) "-" ( "0" [1-9] | [12] [0-9] | "3" [01] ) | )"
-                   R"(( "0" [469] | "11" ) "-" ( "0" [1-9] | [12] [0-9] | "30" ) | "02-" ( "0" [1-9] | [12] [0-9] ) ))";
+                   R"(( "0" [469] | "11" ) "-" ( "0" [1-9] | [12] [0-9] | "30" ) | "02-" ( "0" [1-9] | "1" [0-9] | )"
+                   R"("2" [0-8] ) ) | ( [0-9]{2} ( "0" [48] | [2468] [048] | [13579] [26] ) | ( [02468] [048] | )"
+                   R"([13579] [26] ) "00" ) "-02-29")";
+        // A leap second (:60) only as 23:59:60 UTC, the one minute that may have it (RFC 3339, as ajv-formats): a
+        // grammar cannot subtract an offset, so other spellings of that instant are left out.
         case Helper::kTime:
-            return R"(( [01] [0-9] | "2" [0-3] ) ":" [0-5] [0-9] ":" ( [0-5] [0-9] | "60" ) ( "." [0-9]{1,9} )? )"
-                   R"(( "Z" | [+\-] ( [01] [0-9] | "2" [0-3] ) ":" [0-5] [0-9] ))";
+            return R"(( [01] [0-9] | "2" [0-3] ) ":" [0-5] [0-9] ":" [0-5] [0-9] ( "." [0-9]{1,9} )? )"
+                   R"(( "Z" | [+\-] ( [01] [0-9] | "2" [0-3] ) ":" [0-5] [0-9] ) | )"
+                   R"("23:59:60" ( "." [0-9]{1,9} )? ( "Z" | [+\-] "00:00" ))";
         case Helper::kUuid:
             return R"([0-9a-fA-F]{8} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{12})";
         default: return "";

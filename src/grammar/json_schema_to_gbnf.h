@@ -20,8 +20,9 @@ namespace tern::grammar {
 //     sorts keys), required ones mandatory, optional ones optional; no duplicate keys;
 //   - additionalProperties absent or false: no other properties (as OpenAI strict mode and XGrammar do), except
 //     for an object schema that names no property at all, which means any object; true or a schema: extra pairs
-//     may follow the named ones, with keys other than the named ones (two extra pairs may still share a key: a
-//     grammar cannot remember the keys it has seen);
+//     may follow the named ones, with keys other than the named ones in any spelling (an extra key writes \u
+//     escapes only for control characters), though two extra pairs may still share a key: a grammar cannot
+//     remember the keys it has seen;
 //   - numbers and integers have at most 16 integer digits (more when an integer bound needs them), fractions 1..16
 //     digits, exponents 1..2 digits (so every number is a finite double); integers are written without fraction
 //     or exponent; bounded integers and signed numbers never as "-0";
@@ -30,8 +31,8 @@ namespace tern::grammar {
 //   - `pattern` must match the whole string (as if anchored), via regex_to_gbnf;
 //   - enum and const values are spelled compactly, exactly as nlohmann dumps them; beside them only `type` counts
 //     (values of other types are left out), other keywords are not checked against the values;
-//   - format date, time, date-time (RFC 3339, upper-case T and Z; February 29 in any year) and uuid are enforced;
-//     other formats accept any string.
+//   - format date, time, date-time (RFC 3339, upper-case T and Z; a leap second only as 23:59:60 UTC) and
+//     uuid are enforced; other formats accept any string.
 // Supported: type (one or a list), properties, required, additionalProperties, items, prefixItems (and the older
 // array form of items with additionalItems), minItems, maxItems, enum, const, anyOf, oneOf (as anyOf), allOf with
 // one subschema, $ref to "#", "#/$defs/...", "#/definitions/..." or another local JSON pointer (recursion works),

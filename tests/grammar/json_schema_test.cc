@@ -2,6 +2,7 @@
 // the schema allows (must match) and documents it does not (must not).
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -78,18 +79,32 @@ TEST(JsonSchema, Patterns) {
 
 TEST(JsonSchema, Formats) {
     expect_language(R"({"type": "string", "format": "date"})",
-                    {R"("2024-02-29")", R"("1999-12-31")", R"("2023-04-30")", R"("2023-07-31")", R"("2023-11-30")"},
+                    {R"("2024-02-29")", R"("1999-12-31")", R"("2023-04-30")", R"("2023-07-31")", R"("2023-11-30")",
+                     R"("2000-02-29")", R"("1600-02-29")", R"("0004-02-29")", R"("2023-02-28")"},
                     {R"("2024-13-01")", R"("2024-00-10")", R"("2024-01-32")", R"("2024-04-31")", R"("2024-02-30")",
-                     R"("24-01-01")", R"("2024-1-01")"});
+                     R"("24-01-01")", R"("2024-1-01")", R"("2023-02-29")", R"("1900-02-29")", R"("2100-02-29")"});
+    // A leap second only at 23:59:60 UTC (ajv-formats refuses 12:30:60Z, found by engine_structured_property_test).
     expect_language(R"({"type": "string", "format": "time"})",
-                    {R"("23:59:60Z")", R"("00:00:00.123+05:30")", R"("12:30:00-08:00")"},
-                    {R"("24:00:00Z")", R"("12:60:00Z")", R"("12:30:00")", R"("12:30Z")"});
+                    {R"("23:59:60Z")", R"("23:59:60.5+00:00")", R"("00:00:00.123+05:30")", R"("12:30:00-08:00")"},
+                    {R"("24:00:00Z")", R"("12:60:00Z")", R"("12:30:00")", R"("12:30Z")", R"("12:30:60Z")",
+                     R"("23:59:60+01:00")"});
     expect_language(R"({"type": "string", "format": "date-time"})", {R"("2024-05-06T07:08:09.5Z")"},
                     {R"("2024-05-06 07:08:09Z")", R"("2024-05-06")"});
     expect_language(R"({"type": "string", "format": "uuid"})", {R"("123e4567-e89b-12d3-A456-426614174000")"},
                     {R"("123e4567e89b12d3a456426614174000")", R"("123e4567-e89b-12d3-a456-42661417400g")"});
     // Formats without a rule here are annotations: any string.
     expect_language(R"({"type": "string", "format": "email"})", {R"("not an email")"}, {"1"});
+}
+
+// February 29 exactly in the Gregorian leap years, checked for every four-digit year.
+TEST(JsonSchema, DateFebruaryTwentyNinthOnlyInLeapYears) {
+    const Grammar grammar = compile_or_die(R"({"type": "string", "format": "date"})");
+    for (int year = 0; year <= 9999; ++year) {
+        const bool leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+        char document[16];
+        std::snprintf(document, sizeof(document), "\"%04d-02-29\"", year);
+        EXPECT_EQ(matches(grammar, document), leap) << document;
+    }
 }
 
 // Every required/optional pattern of four properties, every subset of them present: accepted exactly when all
@@ -167,6 +182,13 @@ TEST(JsonSchema, AdditionalProperties) {
     // Keys with escapes are excluded in their canonical spelling.
     expect_language(R"({"type": "object", "properties": {"a\"b": {"type": "integer"}}, "additionalProperties": true})",
                     {R"({"a\"b":1})", R"({"a\"c":1})", R"({"a":1})"}, {R"({"a\"b":1,"a\"b":2})"});
+    // Nor in any other spelling: a parser keeps the last of two equal keys, so {"a":1,"\u0061":true} would give "a"
+    // the extra value (ajv refuses it). Only control characters may be written as \u escapes in an extra key.
+    expect_language(R"({"type": "object", "properties": {"a": {"type": "integer"}, "/": {"type": "integer"},
+                        "\n": {"type": "integer"}, "\u0001": {"type": "integer"}}, "additionalProperties": true})",
+                    {R"({"a":1,"b":true})", R"({"\u0002":true})", R"({"\t":true})", R"({"ba":1})"},
+                    {R"({"a":1,"\u0061":true})", R"({"\u0061":true})", R"({"\/":true})", R"({"\u000a":true})",
+                     R"({"\u000A":true})", R"({"\u0001":true})", R"({"\u00e9x":true})"});
 }
 
 TEST(JsonSchema, EmptyObjectSchemas) {
