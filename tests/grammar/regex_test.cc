@@ -350,3 +350,22 @@ TEST(RegexToGbnfJsonString, SafePatternsGiveThePlainGrammar) {
 
 }  // namespace
 }  // namespace tern::grammar
+
+namespace tern::grammar {
+namespace {
+
+// Nested unbounded repetition is the same language as one repetition, and must be written as one: kept nested it
+// is ambiguous in every split of the text, and the matcher's sets grow with the text (a hostile pattern's way to
+// stall the engine).
+TEST(RegexToGbnf, NestedUnboundedRepetitionCollapses) {
+    const auto gbnf = [](std::string_view pattern) { return regex_to_gbnf(pattern, "root").value(); };
+    EXPECT_EQ(gbnf("(\\D+)*"), gbnf("\\D*"));
+    EXPECT_EQ(gbnf("((\\D{1,}){0,}?){2,}"), gbnf("\\D*"));
+    EXPECT_EQ(gbnf("(?:ab+)+"), gbnf("(?:ab+)+"));  // not a repetition of a repetition: unchanged
+    EXPECT_EQ(gbnf("(a+)+"), gbnf("a+"));
+    EXPECT_EQ(gbnf("(a+){3,}"), gbnf("a{3,}"));
+    EXPECT_NE(gbnf("(a{2,})*"), gbnf("a*"));  // runs of two or more: not any number of a's
+}
+
+}  // namespace
+}  // namespace tern::grammar
