@@ -69,7 +69,8 @@ INSTANTIATE_TEST_SUITE_P(OpenAiClient, NodeScenario,
                                            NodeCase{"stories260K", "unsupported_fields.mjs"},
                                            NodeCase{"stories260K", "embeddings.mjs"},
                                            NodeCase{"stories260K", "logit_bias.mjs"},
-                                           NodeCase{"tiny", "tools.mjs", "qwen2.5-instruct.jinja"}),
+                                           NodeCase{"tiny", "tools.mjs", "qwen2.5-instruct.jinja"},
+                                           NodeCase{"tiny", "structured.mjs"}),
                          case_name);
 
 }  // namespace
