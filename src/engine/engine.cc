@@ -94,7 +94,6 @@ Status Engine::add_request(EngineRequest request) {
     if (request.grammar) {
         state.grammar.emplace(request.grammar);
         state.stop_tokens = request.stop_tokens;
-        state.max_tokens = request.max_tokens;
     }
     state.num_prompt_logprobs = request.num_prompt_logprobs;
     state.timings.arrival = request.arrival == Clock::time_point{} ? Clock::now() : request.arrival;
@@ -195,7 +194,7 @@ void Engine::take_hidden_states(const scheduler::StepPlan& plan) {
     for (const auto& scheduled : plan.requests) {
         RequestState& state = requests_.at(scheduled.id);
         if (!state.pooling) continue;
-        const bool last_chunk = scheduled.start + scheduled.num_tokens == scheduler_->find(scheduled.id)->num_tokens();
+        const bool last_chunk = samples_this_step(scheduled);
         const int64_t num_rows = *state.pooling == Pooling::kMean ? scheduled.num_tokens : (last_chunk ? 1 : 0);
         state.embedding_sum.resize(static_cast<size_t>(dim), 0.0);
         for (int64_t row_idx = 0; row_idx < num_rows; ++row_idx, row += dim) {
@@ -258,7 +257,7 @@ void Engine::fill_grammar_mask(RequestState& state) {
 void Engine::fill_grammar_masks(const scheduler::StepPlan& plan) {
     std::vector<RequestState*> constrained;
     for (const auto& scheduled : plan.requests) {
-        if (scheduled.start + scheduled.num_tokens != scheduler_->find(scheduled.id)->num_tokens()) continue;
+        if (!samples_this_step(scheduled)) continue;
         RequestState& state = requests_.at(scheduled.id);
         if (state.grammar) constrained.push_back(&state);
     }
@@ -272,13 +271,13 @@ void Engine::fill_grammar_masks(const scheduler::StepPlan& plan) {
 // complete the text, one token each, plus the end token fit in the tokens left, any allowed token may come; a token
 // that would leave too few (a model that keeps opening strings and arrays, as a random one does) is taken back and
 // the draw repeated among the tokens that walk a shortest completion, so that the text can end within max_tokens.
-int32_t Engine::sample_with_grammar(RequestState& state, const float* logits) {
+int32_t Engine::sample_with_grammar(RequestState& state, const float* logits, int tokens_left) {
     grammar::GrammarMatcher& matcher = *state.grammar;
     const auto is_stop = [&](int32_t token) {
         return std::count(state.stop_tokens.begin(), state.stop_tokens.end(), token) > 0;
     };
     int32_t token = state.sampler.sample(logits, state.allowed.words().data());  // filled by fill_grammar_masks
-    const int left_after = state.max_tokens - ++state.num_generated;
+    const int left_after = tokens_left - 1;
     if (is_stop(token)) return token;
     TERN_CHECK(matcher.accept_token(token)) << "the grammar refused a token its mask allowed";
     if (matcher.distance_to_end() + 1 <= static_cast<uint32_t>(std::max(left_after, 0))) {
@@ -301,11 +300,14 @@ std::unordered_map<RequestId, int32_t> Engine::sample(const scheduler::StepPlan&
     fill_grammar_masks(plan);
     for (size_t idx = 0; idx < plan.requests.size(); ++idx) {
         const auto& scheduled = plan.requests[idx];
-        if (scheduled.start + scheduled.num_tokens != scheduler_->find(scheduled.id)->num_tokens()) continue;
+        if (!samples_this_step(scheduled)) continue;
         RequestState& state = requests_.at(scheduled.id);
         if (state.pooling) continue;  // an embedding: no logits, nothing to sample
         const float* logits = logits_.data() + (logit_rows_[idx].first + logit_rows_[idx].num_prompt) * vocab_size;
-        const int32_t token = state.grammar ? sample_with_grammar(state, logits) : state.sampler.sample(logits);
+        const scheduler::Request& request = *scheduler_->find(scheduled.id);
+        const int32_t token = state.grammar ? sample_with_grammar(state, logits, request.params.max_tokens -
+                                                                                     request.num_output_tokens())
+                                            : state.sampler.sample(logits);
         state.sampler.accept(token);
         sampled.emplace(scheduled.id, token);
         if (state.num_top_logprobs >= 0) {

@@ -126,8 +126,6 @@ private:
         std::optional<grammar::GrammarMatcher> grammar;  // the request's progress through its grammar
         grammar::TokenMask allowed;                      // the grammar's mask for the next token
         std::vector<int32_t> stop_tokens;
-        int max_tokens = 0;
-        int num_generated = 0;
         std::vector<double> embedding_sum;   // of the hidden states it got (mean) or the last one (last)
         int64_t num_embedded_tokens = 0;
     };
@@ -143,7 +141,12 @@ private:
     std::vector<float> pooled_embedding(const RequestState& state) const;
     void fill_grammar_mask(RequestState& state);
     void fill_grammar_masks(const scheduler::StepPlan& plan);
-    int32_t sample_with_grammar(RequestState& state, const float* logits);
+    // `tokens_left`: what max_tokens leaves, this step's token included.
+    int32_t sample_with_grammar(RequestState& state, const float* logits, int tokens_left);
+    // Whether the step computes the last of the request's known tokens, so that it samples the next one.
+    bool samples_this_step(const scheduler::ScheduledRequest& scheduled) const {
+        return scheduled.start + scheduled.num_tokens == scheduler_->find(scheduled.id)->num_tokens();
+    }
     std::unordered_map<RequestId, int32_t> sample(const scheduler::StepPlan& plan,
                                                   std::unordered_map<RequestId, TokenLogprobs>& logprobs);
     void report_prompt_logprobs(RequestState& state, RequestOutput& output);

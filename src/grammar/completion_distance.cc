@@ -21,7 +21,9 @@ DistanceTables::DistanceTables(const Grammar& grammar)
                 rest_[end] = 0;
                 for (uint32_t p = end; p-- > start;) {
                     const Position& at = grammar.at(p);
-                    const uint32_t element = at.kind == Position::kBytes ? 1 : min_length_[at.index];
+                    // An empty byte set matches nothing: no text gets past it.
+                    const uint32_t element = at.kind == Position::kBytes ? (grammar.bytes_at(p).any() ? 1 : kNoCompletion)
+                                                                         : min_length_[at.index];
                     rest_[p] = add(element, rest_[p + 1]);
                 }
                 if (rest_[start] < min_length_[rule]) {

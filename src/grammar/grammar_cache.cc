@@ -3,35 +3,10 @@
 #include "grammar/gbnf.h"
 
 namespace tern::grammar {
-namespace {
-
-// Rules that derive some text (a rule whose every alternative needs itself, or an empty class, derives nothing).
-std::vector<bool> productive_rules(const Grammar& grammar) {
-    std::vector<bool> productive(grammar.rules().size(), false);
-    for (bool changed = true; changed;) {
-        changed = false;
-        for (size_t rule = 0; rule < grammar.rules().size(); ++rule) {
-            if (productive[rule]) continue;
-            for (uint32_t position : grammar.rules()[rule].alternatives) {
-                bool all = true;
-                for (; grammar.at(position).kind != Position::kEnd && all; ++position) {
-                    const Position& at = grammar.at(position);
-                    all = at.kind == Position::kRule ? productive[at.index] : grammar.bytes_at(position).any();
-                }
-                if (all) {
-                    productive[rule] = changed = true;
-                    break;
-                }
-            }
-        }
-    }
-    return productive;
-}
-
-}  // namespace
 
 Status check_satisfiable(const std::shared_ptr<const CompiledGrammar>& compiled) {
-    if (!productive_rules(compiled->grammar())[0]) {
+    // A rule derives some text exactly when it has a shortest one.
+    if (compiled->distances().min_length(0) == kNoCompletion) {
         return invalid_argument("grammar: no text satisfies it (a rule that can never finish, or an empty choice)");
     }
     GrammarMatcher matcher(compiled);

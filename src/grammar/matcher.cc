@@ -113,24 +113,28 @@ std::vector<uint32_t> Chart::scannable_positions() const {
     return positions;
 }
 
-Matcher::Matcher(const Grammar& grammar) : chart_(grammar) {
+void Chart::start_at_root() {
     std::vector<Item> starts;
-    for (uint32_t alternative : grammar.rules()[0].alternatives) starts.push_back({alternative, 0});
-    chart_.start(starts);
+    for (uint32_t alternative : grammar_->rules()[0].alternatives) starts.push_back({alternative, 0});
+    start(starts);
 }
 
-bool Matcher::accept_byte(uint8_t byte) { return chart_.scan(byte); }
-
-bool Matcher::accept_bytes(std::string_view bytes) {
-    const size_t before = chart_.sets();
+bool Chart::scan_all(std::string_view bytes) {
+    const size_t before = sets();
     for (char byte : bytes) {
-        if (!chart_.scan(static_cast<uint8_t>(byte))) {
-            chart_.truncate(before);
+        if (!scan(static_cast<uint8_t>(byte))) {
+            truncate(before);
             return false;
         }
     }
     return true;
 }
+
+Matcher::Matcher(const Grammar& grammar) : chart_(grammar) { chart_.start_at_root(); }
+
+bool Matcher::accept_byte(uint8_t byte) { return chart_.scan(byte); }
+
+bool Matcher::accept_bytes(std::string_view bytes) { return chart_.scan_all(bytes); }
 
 void Matcher::rollback(size_t bytes) {
     TERN_CHECK(bytes <= bytes_accepted()) << "rollback of " << bytes << " bytes, " << bytes_accepted() << " read";

@@ -27,12 +27,16 @@ public:
 
     // Starts over with set 0 made of `items` and what they predict.
     void start(const std::vector<Item>& items);
+    // Starts over at the beginning of the root rule.
+    void start_at_root();
     // Starts over inside an alternative, at `position`, with `callers` the positions (innermost first) that
     // referred to its rule and to each enclosing one: set 0 holds exactly these items, nothing predicted, so that a
     // rule completing returns into its caller as it would in a whole parse.
     void start_inside(uint32_t position, const std::vector<uint32_t>& callers);
     // Adds the set after `byte`; false (and nothing added) when no item can take it.
     bool scan(uint8_t byte);
+    // Adds a set for every byte of `bytes`, or none of them (false) when some byte is refused.
+    bool scan_all(std::string_view bytes);
     // Keeps the first `sets` sets: going back to an earlier byte.
     void truncate(size_t sets);
     size_t sets() const { return set_begin_.size(); }

@@ -22,11 +22,9 @@ struct Context {
     uint32_t rule;
 };
 
+// Alternatives are laid out one after another, each closed by a kEnd position.
 bool is_alternative_start(const Grammar& grammar, uint32_t position) {
-    for (uint32_t alternative : grammar.rules()[grammar.rule_of(position)].alternatives) {
-        if (alternative == position) return true;
-    }
-    return false;
+    return position == 0 || grammar.at(position - 1).kind == Position::kEnd;
 }
 
 Context unique_context(const Grammar& grammar, const std::vector<std::vector<uint32_t>>& references, uint32_t position) {
@@ -122,21 +120,12 @@ CompiledGrammar::CompiledGrammar(Grammar grammar, std::shared_ptr<const TokenVoc
 
 GrammarMatcher::GrammarMatcher(std::shared_ptr<const CompiledGrammar> compiled)
     : compiled_(std::move(compiled)), chart_(compiled_->grammar()), distance_(compiled_->distances()) {
-    std::vector<Item> starts;
-    for (uint32_t alternative : compiled_->grammar().rules()[0].alternatives) starts.push_back({alternative, 0});
-    chart_.start(starts);
+    chart_.start_at_root();
 }
 
 bool GrammarMatcher::accept_token(int32_t id) {
     const std::string& bytes = compiled_->vocabulary().bytes(id);
-    if (bytes.empty()) return false;
-    const size_t before = chart_.sets();
-    for (char byte : bytes) {
-        if (!chart_.scan(static_cast<uint8_t>(byte))) {
-            chart_.truncate(before);
-            return false;
-        }
-    }
+    if (bytes.empty() || !chart_.scan_all(bytes)) return false;
     token_ends_.push_back(chart_.sets());
     return true;
 }
