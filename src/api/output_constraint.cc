@@ -127,10 +127,9 @@ std::optional<FieldError> decode_field(const std::string& name, const json& valu
 
 }  // namespace
 
-void keep_schema_order(std::string_view body_text, OutputConstraint& constraint) {
+void keep_schema_order(const nlohmann::ordered_json& body, OutputConstraint& constraint) {
     using ordered = nlohmann::ordered_json;
     if (constraint.kind != Kind::kJsonSchema) return;
-    const ordered body = ordered::parse(body_text, nullptr, false);
     if (!body.is_object() || !body.contains(constraint.field)) return;
     const ordered* schema = &body[constraint.field];
     if (constraint.field == "structured_outputs" && schema->contains("json")) schema = &(*schema)["json"];

@@ -35,8 +35,9 @@ inline constexpr const char* kOutputConstraintFields[] = {"response_format", "gu
 // Checks one such field's value (its shape, not whether a grammar can be made of it).
 std::optional<FieldError> check_output_constraint_field(const std::string& name, const nlohmann::json& value);
 
-// Reads the schema of a kJsonSchema `constraint` again from the body's text, keeping the key order.
-void keep_schema_order(std::string_view body_text, OutputConstraint& constraint);
+// Takes the schema of a kJsonSchema `constraint` from the body read with its key order (`ordered_body`; the same
+// body, parsed once for this and keep_tool_order), when it is the same schema.
+void keep_schema_order(const nlohmann::ordered_json& ordered_body, OutputConstraint& constraint);
 
 // The constraint of a checked body, nullopt when none (or response_format {"type": "text"}); more than one field
 // setting one is an error.

@@ -173,8 +173,7 @@ std::optional<FieldError> decode_tool_request(const json& body, const std::strin
     return std::nullopt;
 }
 
-void keep_tool_order(std::string_view body_text, ToolRequest& tools) {
-    const ordered_json body = ordered_json::parse(body_text, nullptr, /*allow_exceptions=*/false);
+void keep_tool_order(const ordered_json& body, ToolRequest& tools) {
     if (!body.is_object() || !body.contains("tools")) return;
     const ordered_json& in_order = body["tools"];
     // Only when it is the same list (the same body read twice); anything else keeps the decoded one.

@@ -54,9 +54,9 @@ std::optional<FieldError> check_tool_choice_field(const std::string& name, const
 std::optional<FieldError> decode_tool_request(const nlohmann::json& body, const std::string& constraint_field,
                                               std::optional<ToolRequest>* out);
 
-// Reads the tools again from the body's text, keeping the key order of each tool (for the template) and of its
-// parameters (for the grammar), when it is the same body.
-void keep_tool_order(std::string_view body_text, ToolRequest& tools);
+// Takes the tools from the body read with its key order (`ordered_body`), keeping the key order of each tool (for
+// the template) and of its parameters (for the grammar), when it is the same list.
+void keep_tool_order(const nlohmann::ordered_json& ordered_body, ToolRequest& tools);
 
 // The tool fields of chat message `message_idx`: `tool_calls` (assistant), `tool_call_id` (tool, required there)
 // and `name`. Errors name the field, e.g. "messages[2].tool_calls[0].function.arguments".

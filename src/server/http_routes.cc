@@ -131,8 +131,12 @@ http::RouteResult Routes::generation(ServingContext& context, const http::Reques
         return outcome_answer(error_outcome(400, error->message, error->param));
     }
     CompletionRequest& completion = std::get<CompletionRequest>(parsed);
-    if (completion.constraint) api::keep_schema_order(request.body, *completion.constraint);
-    if (completion.tools) api::keep_tool_order(request.body, *completion.tools);
+    if (completion.constraint || completion.tools) {
+        // nlohmann::json sorts keys; schemas and tools must keep the client's order: the body is read once more.
+        const nlohmann::ordered_json ordered_body = nlohmann::ordered_json::parse(request.body, nullptr, false);
+        if (completion.constraint) api::keep_schema_order(ordered_body, *completion.constraint);
+        if (completion.tools) api::keep_tool_order(ordered_body, *completion.tools);
+    }
     auto prepared = prepare_request(context, std::move(completion));
     if (auto* outcome = std::get_if<Outcome>(&prepared)) return outcome_answer(*outcome);
     auto job = std::make_unique<GenerationJob>(request.path, on_request_, context, std::move(std::get<PreparedRequest>(prepared)));

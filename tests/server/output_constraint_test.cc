@@ -72,7 +72,7 @@ TEST(OutputConstraint, TheSchemaKeepsTheBodysKeyOrder) {
     const json body = json::parse(text);
     std::optional<OutputConstraint> constraint;
     ASSERT_FALSE(decode_output_constraint(body, &constraint).has_value());
-    keep_schema_order(text, *constraint);
+    keep_schema_order(nlohmann::ordered_json::parse(text), *constraint);
     ASSERT_TRUE(constraint->schema_in_order.has_value());
     EXPECT_EQ((*constraint->schema_in_order)["properties"].begin().key(), "zeta");
     EXPECT_EQ(constraint->schema["properties"].begin().key(), "alpha");  // nlohmann::json sorts

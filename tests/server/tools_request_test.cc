@@ -151,12 +151,12 @@ TEST(ToolsRequest, KeyOrderComesFromTheBody) {
     CompletionRequest request = parsed(json::parse(body_text));
     ASSERT_TRUE(request.tools);
     EXPECT_EQ(request.tools->as_sent[0].begin().key(), "function");  // sorted
-    api::keep_tool_order(body_text, *request.tools);
+    api::keep_tool_order(nlohmann::ordered_json::parse(body_text), *request.tools);
     EXPECT_EQ(request.tools->as_sent[0].begin().key(), "type");
     const std::string parameters = request.tools->functions[0].parameters.dump();
     EXPECT_LT(parameters.find("zeta"), parameters.find("alpha")) << parameters;
     // Another body's text changes nothing.
-    api::keep_tool_order(R"({"tools": []})", *request.tools);
+    api::keep_tool_order(nlohmann::ordered_json::parse(R"({"tools": []})"), *request.tools);
     EXPECT_EQ(request.tools->functions.size(), 1u);
 }
 
