@@ -7,43 +7,16 @@
 
 #include "grammar/gbnf.h"
 #include "grammar/token_masks.h"
+#include "random_gbnf.h"
 
 namespace tern::grammar {
 namespace {
 
-std::string random_item(std::mt19937& rng, int rules, int depth) {
-    static const char* atoms[] = {"\"a\"", "\"bc\"", "[a-b]", "\"\"", "\"c\"", "\"abc\""};
-    static const char* suffixes[] = {"", "", "*", "+", "?", "{2}", "{1,3}"};
-    const int kind = static_cast<int>(rng() % 10);
-    std::string item;
-    if (kind < 5) {
-        item = atoms[rng() % 6];
-    } else if (kind < 8) {
-        item = "r" + std::to_string(rng() % rules);
-    } else if (depth < 2) {
-        item = "(" + random_item(rng, rules, depth + 1) + " " + random_item(rng, rules, depth + 1) + " | " +
-               random_item(rng, rules, depth + 1) + ")";
-    } else {
-        item = "\"b\"";
-    }
-    return item + suffixes[rng() % 7];
-}
-
-std::string random_grammar(std::mt19937& rng) {
-    const int rules = 1 + static_cast<int>(rng() % 3);
-    std::string text = "root ::= r0\n";
-    for (int r = 0; r < rules; ++r) {
-        text += "r" + std::to_string(r) + " ::=";
-        const int alternatives = 1 + static_cast<int>(rng() % 3);
-        for (int a = 0; a < alternatives; ++a) {
-            text += a ? " |" : "";
-            const int items = 1 + static_cast<int>(rng() % 3);
-            for (int i = 0; i < items; ++i) text += " " + random_item(rng, rules, 0);
-        }
-        text += "\n";
-    }
-    return text;
-}
+// Only {a, b, c}: the search below tries those bytes.
+const testing::RandomGbnfShape kDistanceShape{
+    .atoms = {"\"a\"", "\"bc\"", "[a-b]", "\"\"", "\"c\"", "\"abc\""},
+    .suffixes = {"", "", "*", "+", "?", "{2}", "{1,3}"},
+    .atom_share = 5, .rule_share = 8, .deepest = "\"b\"", .max_rules = 3, .min_items = 1, .item_span = 3};
 
 // The fewest of {a, b, c} that complete the text from `matcher`, up to `limit`; limit + 1 when none within it.
 uint32_t searched_distance(const Matcher& start, uint32_t limit) {
@@ -69,7 +42,7 @@ TEST(CompletionDistance, EqualsTheShortestCompletionFoundBySearch) {
         std::vector<std::string>{"", "a", "b", "c", "ab", "bc", "ca", "abc", "cc", "bca", "aa"});
     int checked = 0, nonzero = 0;
     for (int g = 0; g < 150; ++g) {
-        const std::string text = random_grammar(rng);
+        const std::string text = testing::random_grammar(rng, kDistanceShape);
         auto compiled = std::make_shared<CompiledGrammar>(parse_gbnf(text).value(), vocabulary);
         GrammarMatcher matcher(compiled);
         Matcher reference(compiled->grammar());

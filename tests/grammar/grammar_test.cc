@@ -8,6 +8,7 @@
 
 #include "grammar/gbnf.h"
 #include "grammar/matcher.h"
+#include "random_gbnf.h"
 
 namespace tern::grammar {
 namespace {
@@ -132,47 +133,17 @@ private:
     std::vector<std::vector<std::set<size_t>>> ends_;
 };
 
-// Random grammars over {a, b, c}: rules refer to each other (recursion, left recursion and ambiguity included),
-// with every GBNF operator.
-std::string random_item(std::mt19937& rng, int rules, int depth) {
-    static const char* atoms[] = {"\"a\"", "\"b\"", "\"ab\"", "[a-b]", "[^a]", "\"\"", "\"c\""};
-    static const char* suffixes[] = {"", "", "", "*", "+", "?", "{2}", "{1,3}", "{,2}"};
-    std::string item;
-    const int kind = static_cast<int>(rng() % 10);
-    if (kind < 4) {
-        item = atoms[rng() % 7];
-    } else if (kind < 7) {
-        item = "r" + std::to_string(rng() % rules);
-    } else if (depth < 2) {
-        item = "(" + random_item(rng, rules, depth + 1) + " " + random_item(rng, rules, depth + 1) + " | " +
-               random_item(rng, rules, depth + 1) + ")";
-    } else {
-        item = "\"c\"";
-    }
-    return item + suffixes[rng() % 9];
-}
-
-std::string random_grammar(std::mt19937& rng) {
-    const int rules = 1 + static_cast<int>(rng() % 4);
-    std::string text = "root ::= r0\n";
-    for (int r = 0; r < rules; ++r) {
-        text += "r" + std::to_string(r) + " ::=";
-        const int alternatives = 1 + static_cast<int>(rng() % 3);
-        for (int a = 0; a < alternatives; ++a) {
-            text += a ? " |" : "";
-            const int items = static_cast<int>(rng() % 4);
-            for (int i = 0; i < items; ++i) text += " " + random_item(rng, rules, 0);
-        }
-        text += "\n";
-    }
-    return text;
-}
+// Grammars over {a, b, c} and every other byte ([^a]).
+const testing::RandomGbnfShape kMatcherShape{
+    .atoms = {"\"a\"", "\"b\"", "\"ab\"", "[a-b]", "[^a]", "\"\"", "\"c\""},
+    .suffixes = {"", "", "", "*", "+", "?", "{2}", "{1,3}", "{,2}"},
+    .atom_share = 4, .rule_share = 7, .deepest = "\"c\"", .max_rules = 4, .min_items = 0, .item_span = 4};
 
 TEST(GrammarMatcher, AgreesWithAFixpointRecognizerOnRandomGrammars) {
     std::mt19937 rng(20261204);
     int grammars = 0, accepted = 0, checked = 0;
     while (grammars < 300) {
-        const std::string text = random_grammar(rng);
+        const std::string text = testing::random_grammar(rng, kMatcherShape);
         Result<Grammar> grammar = parse_gbnf(text);
         ASSERT_TRUE(grammar.is_ok()) << grammar.status().message() << "\n" << text;
         ++grammars;
