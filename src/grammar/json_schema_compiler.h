@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "grammar/gbnf.h"  // gbnf_literal
 
 namespace tern::grammar::json_schema {
 
@@ -45,8 +46,6 @@ enum class Helper {
 Status schema_error(const std::string& what, const std::string& pointer);
 // `pointer` extended by one reference token, escaped as RFC 6901 says (~ as ~0, / as ~1).
 std::string child_pointer(const std::string& pointer, std::string_view token);
-// A GBNF literal "..." spelling exactly `bytes` (valid UTF-8).
-std::string gbnf_literal(std::string_view bytes);
 // A GBNF class [...] of the inclusive code point ranges, every bound written as an escape.
 std::string gbnf_class(const std::vector<std::pair<uint32_t, uint32_t>>& ranges);
 // Whether `text` can be a GBNF rule name (letters, digits, '-', '_').

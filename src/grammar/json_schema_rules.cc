@@ -36,24 +36,6 @@ std::string child_pointer(const std::string& pointer, std::string_view token) {
     return out;
 }
 
-std::string gbnf_literal(std::string_view bytes) {
-    std::string out = "\"";
-    for (char c : bytes) {
-        const auto byte = static_cast<unsigned char>(c);
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += c;
-        } else if (byte < 0x20 || byte == 0x7F) {
-            char escape[8];
-            std::snprintf(escape, sizeof(escape), "\\x%02X", byte);
-            out += escape;
-        } else {
-            out += c;
-        }
-    }
-    return out + "\"";
-}
-
 std::string gbnf_class(const std::vector<std::pair<uint32_t, uint32_t>>& ranges) {
     const auto escape = [](uint32_t code_point) {
         char text[16];
