@@ -7,6 +7,13 @@ namespace {
 
 uint32_t add(uint32_t a, uint32_t b) { return a == kNoCompletion || b == kNoCompletion ? kNoCompletion : a + b; }
 
+// `times` copies of something `length` bytes long (none: 0 bytes, even of something that cannot complete).
+uint32_t times(uint32_t times, uint32_t length) {
+    if (times == 0) return 0;
+    if (length == kNoCompletion) return kNoCompletion;
+    return static_cast<uint32_t>(std::min<uint64_t>(uint64_t{times} * length, kNoCompletion - 1));
+}
+
 }  // namespace
 
 DistanceTables::DistanceTables(const Grammar& grammar)
@@ -22,8 +29,9 @@ DistanceTables::DistanceTables(const Grammar& grammar)
                 for (uint32_t p = end; p-- > start;) {
                     const Position& at = grammar.at(p);
                     // An empty byte set matches nothing: no text gets past it.
-                    const uint32_t element = at.kind == Position::kBytes ? (grammar.bytes_at(p).any() ? 1 : kNoCompletion)
-                                                                         : min_length_[at.index];
+                    uint32_t element = min_length_[at.index];
+                    if (at.kind == Position::kBytes) element = grammar.bytes_at(p).any() ? 1 : kNoCompletion;
+                    if (at.kind == Position::kRepeat) element = times(at.min, element);
                     rest_[p] = add(element, rest_[p + 1]);
                 }
                 if (rest_[start] < min_length_[rule]) {
@@ -33,6 +41,14 @@ DistanceTables::DistanceTables(const Grammar& grammar)
             }
         }
     }
+}
+
+uint32_t DistanceTables::rest_after_completing(const Grammar& grammar, const Item& caller) const {
+    const Position& at = grammar.at(caller.position);
+    if (at.kind != Position::kRepeat) return rest_[caller.position + 1];
+    if (caller.count >= at.max) return kNoCompletion;  // the rule cannot complete once more here
+    const uint32_t more = at.min > caller.count + 1 ? at.min - caller.count - 1 : 0;
+    return add(times(more, min_length_[at.index]), rest_[caller.position + 1]);
 }
 
 uint32_t CompletionDistance::after_rule(const Chart& chart, uint32_t set, uint32_t rule, size_t stable_sets) {
@@ -58,7 +74,7 @@ const CompletionDistance::RuleDistances& CompletionDistance::after_rules(const C
     for (uint32_t index : chart.waiting_of(set)) {
         const Item& caller = chart.item(index);
         const uint32_t rule = grammar.at(caller.position).index;
-        const uint32_t rest = tables_->rest(caller.position + 1);
+        const uint32_t rest = tables_->rest_after_completing(grammar, caller);
         const uint32_t caller_rule = grammar.rule_of(caller.position);
         auto [entry, inserted] = distances.try_emplace(rule, kNoCompletion);
         if (caller.origin == set) {

@@ -20,6 +20,9 @@ public:
     explicit DistanceTables(const Grammar& grammar);
     uint32_t rest(uint32_t position) const { return rest_[position]; }
     uint32_t min_length(uint32_t rule) const { return min_length_[rule]; }
+    // The fewest bytes from `caller`'s alternative once the rule it waits for completes (a repetition may need
+    // more of it first).
+    uint32_t rest_after_completing(const Grammar& grammar, const Item& caller) const;
 
 private:
     std::vector<uint32_t> min_length_;

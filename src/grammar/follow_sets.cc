@@ -13,7 +13,8 @@ bool first_of_rest(const Grammar& grammar, const std::vector<ByteSet>& first, ui
             return false;
         }
         out |= first[at.index];
-        if (!grammar.nullable(at.index)) return false;
+        const bool may_skip = at.kind == Position::kRepeat && at.min == 0;
+        if (!grammar.nullable(at.index) && !may_skip) return false;
     }
 }
 
@@ -35,6 +36,12 @@ std::vector<ByteSet> first_sets(const Grammar& grammar) {
 
 }  // namespace
 
+ByteSet bytes_after(const Grammar& grammar, const std::vector<ByteSet>& follow, uint32_t position) {
+    ByteSet bytes;
+    if (first_of_rest(grammar, first_sets(grammar), position + 1, bytes)) bytes |= follow[grammar.rule_of(position)];
+    return bytes;
+}
+
 std::vector<ByteSet> follow_sets(const Grammar& grammar) {
     const std::vector<ByteSet> first = first_sets(grammar);
     std::vector<ByteSet> follow(grammar.rules().size());
@@ -42,9 +49,10 @@ std::vector<ByteSet> follow_sets(const Grammar& grammar) {
         changed = false;
         for (uint32_t position = 0; position < grammar.positions().size(); ++position) {
             const Position& at = grammar.at(position);
-            if (at.kind != Position::kRule) continue;
+            if (!at.refers_to_rule()) continue;
             ByteSet bytes = follow[at.index];
             if (first_of_rest(grammar, first, position + 1, bytes)) bytes |= follow[grammar.rule_of(position)];
+            if (at.kind == Position::kRepeat && at.max > 1) bytes |= first[at.index];  // the rule again
             if (bytes != follow[at.index]) {
                 follow[at.index] = bytes;
                 changed = true;

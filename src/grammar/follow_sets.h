@@ -12,5 +12,8 @@ namespace tern::grammar {
 
 // By rule id.
 std::vector<ByteSet> follow_sets(const Grammar& grammar);
+// The bytes that can come once the element at `position` is done (the rest of its alternative, or what follows its
+// rule); `follow` from follow_sets.
+ByteSet bytes_after(const Grammar& grammar, const std::vector<ByteSet>& follow, uint32_t position);
 
 }  // namespace tern::grammar

@@ -8,7 +8,7 @@
 namespace tern::grammar {
 namespace {
 
-// Repetition counts are expanded into copies; beyond this a grammar is a mistake or an attack.
+// Beyond this a repetition count is a mistake or an attack.
 constexpr uint32_t kMaxRepetition = 10000;
 
 bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_'; }
@@ -128,6 +128,7 @@ private:
     Element parse_class();
     Element class_element(const CodePointRanges& ranges);
     Sequence parse_repetitions(Sequence item);
+    Sequence repeat(const Element& x, uint32_t min, std::optional<uint32_t> max);
     std::optional<std::pair<uint32_t, std::optional<uint32_t>>> parse_braces();
     Element as_one_element(Sequence item);
 
@@ -269,9 +270,8 @@ std::optional<std::pair<uint32_t, std::optional<uint32_t>>> GbnfParser::parse_br
     return std::make_pair(min.value_or(0), max);
 }
 
-// x{min,max}: min copies of x, then either x* (no max) or max-min nested optional copies: opt ::= x opt | (empty),
-// so that "x x" and "x" do not both parse the same text more than one way. The nesting is right-recursive (a count
-// cannot be kept left-recursively), so a long bounded repetition costs the matcher more per byte than a star.
+// x* and x+ are left-recursive stars; x{min,max} with a range of three counts or more, or a min above 4, is one
+// counted position (see grammar.h); a shorter range is min copies of x then an optional one (opt ::= x | empty).
 Sequence GbnfParser::parse_repetitions(Sequence item) {
     while (error_.is_ok() && (peek() == '*' || peek() == '+' || peek() == '?' || peek() == '{')) {
         uint32_t min = 0;
@@ -285,29 +285,39 @@ Sequence GbnfParser::parse_repetitions(Sequence item) {
             if (peek() == '?') max = 1;
             ++pos_;
         }
-        const Element x = as_one_element(std::move(item));
-        item.assign(min, x);
-        if (!max) {
-            // Left-recursive on purpose: an Earley parser completes `star ::= star x` in constant work per
-            // repetition, while `star ::= x star` leaves a chain of open items that every byte walks again
-            // (4,000 bytes of "a"* took 6.9 s that way).
-            const uint32_t star = builder_.fresh_rule("star");
-            builder_.add_alternative(star, {Element::of_rule(star), x});
-            builder_.add_alternative(star, {});
-            item.push_back(Element::of_rule(star));
-        } else if (*max > min) {
-            uint32_t tail = builder_.fresh_rule("opt");
-            builder_.add_alternative(tail, {x});
-            builder_.add_alternative(tail, {});
-            for (uint32_t i = min + 1; i < *max; ++i) {
-                const uint32_t outer = builder_.fresh_rule("opt");
-                builder_.add_alternative(outer, {x, Element::of_rule(tail)});
-                builder_.add_alternative(outer, {});
-                tail = outer;
-            }
-            item.push_back(Element::of_rule(tail));
-        }
+        item = repeat(as_one_element(std::move(item)), min, max);
         skip_space();
+    }
+    return item;
+}
+
+Sequence GbnfParser::repeat(const Element& x, uint32_t min, std::optional<uint32_t> max) {
+    const auto counted = [&](uint32_t low, uint32_t high) {
+        if (x.is_rule && !x.counted) return Element::of_repeat(x.rule, low, high);
+        const uint32_t element = builder_.fresh_rule("rep");
+        builder_.add_alternative(element, {x});
+        return Element::of_repeat(element, low, high);
+    };
+    if (max && (*max - min >= 2 || min > 4)) return {counted(min, *max)};
+    Sequence item;
+    if (min > 4) {
+        item.push_back(counted(min, min));
+    } else {
+        item.assign(min, x);
+    }
+    if (!max) {
+        // Left-recursive on purpose: an Earley parser completes `star ::= star x` in constant work per
+        // repetition, while `star ::= x star` leaves a chain of open items that every byte walks again
+        // (4,000 bytes of "a"* took 6.9 s that way).
+        const uint32_t star = builder_.fresh_rule("star");
+        builder_.add_alternative(star, {Element::of_rule(star), x});
+        builder_.add_alternative(star, {});
+        item.push_back(Element::of_rule(star));
+    } else if (*max > min) {
+        const uint32_t tail = builder_.fresh_rule("opt");
+        builder_.add_alternative(tail, {x});
+        builder_.add_alternative(tail, {});
+        item.push_back(Element::of_rule(tail));
     }
     return item;
 }

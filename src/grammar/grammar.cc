@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 namespace tern::grammar {
 
@@ -56,7 +57,9 @@ std::vector<bool> nullable_rules(const std::vector<std::vector<Sequence>>& alter
             if (nullable[rule]) continue;
             for (const Sequence& sequence : alternatives[rule]) {
                 const bool empty = std::all_of(sequence.begin(), sequence.end(),
-                                               [&](const Element& e) { return e.is_rule && nullable[e.rule]; });
+                                               [&](const Element& e) {
+                                                   return e.is_rule && (nullable[e.rule] || (e.counted && e.min == 0));
+                                               });
                 if (empty) {
                     nullable[rule] = changed = true;
                     break;
@@ -69,28 +72,60 @@ std::vector<bool> nullable_rules(const std::vector<std::vector<Sequence>>& alter
 
 }  // namespace
 
+// A rule repeated by a counted position is referred to there through a twin of its own, one per rule, shared by
+// all its counted repetitions: the token masks compile a rule referred to only by counted repetitions once for all
+// of them, and a rule also used elsewhere (a JSON string's character, in strings with and without maxLength) would
+// not be.
+void GrammarBuilder::twin_counted_rules(std::vector<std::string>& names,
+                                        std::vector<std::vector<Sequence>>& alternatives) const {
+    std::map<uint32_t, uint32_t> twin;
+    std::set<uint32_t> twins;
+    for (size_t rule = 0; rule < alternatives.size(); ++rule) {  // twins added on the way are visited too
+        for (size_t a = 0; a < alternatives[rule].size(); ++a) {
+            for (size_t e = 0; e < alternatives[rule][a].size(); ++e) {
+                Element& element = alternatives[rule][a][e];
+                if (!element.counted || twins.count(element.rule)) continue;
+                auto [it, inserted] = twin.try_emplace(element.rule, static_cast<uint32_t>(names.size()));
+                if (inserted) {
+                    twins.insert(it->second);
+                    names.push_back(names[element.rule] + "#counted");
+                    alternatives.push_back(alternatives[element.rule]);
+                }
+                alternatives[rule][a][e].rule = it->second;  // `element` may dangle: push_back above
+            }
+        }
+    }
+}
+
 Result<Grammar> GrammarBuilder::build(const std::string& root) const {
     const auto root_it = ids_.find(root);
     if (root_it == ids_.end()) return invalid_argument("grammar: no rule named '" + root + "' (the start rule)");
     TERN_RETURN_IF_ERROR(check_defined(root_it->second));
+    std::vector<std::string> names = names_;
+    std::vector<std::vector<Sequence>> alternatives = alternatives_;
+    twin_counted_rules(names, alternatives);
     // Root first; the other rules keep their order.
-    std::vector<uint32_t> new_id(names_.size());
+    std::vector<uint32_t> new_id(names.size());
     std::vector<uint32_t> order{root_it->second};
-    for (uint32_t rule = 0; rule < names_.size(); ++rule) {
+    for (uint32_t rule = 0; rule < names.size(); ++rule) {
         if (rule != root_it->second) order.push_back(rule);
     }
     for (uint32_t i = 0; i < order.size(); ++i) new_id[order[i]] = i;
 
     Grammar grammar;
-    const std::vector<bool> nullable = nullable_rules(alternatives_);
+    const std::vector<bool> nullable = nullable_rules(alternatives);
     for (uint32_t old : order) grammar.nullable_.push_back(nullable[old]);
     std::map<std::string, uint32_t> set_index;  // identical byte sets are stored once
     for (uint32_t old : order) {
-        Rule rule{names_[old], {}};
-        for (const Sequence& sequence : alternatives_[old]) {
+        Rule rule{names[old], {}};
+        for (const Sequence& sequence : alternatives[old]) {
             grammar.rule_of_position_.resize(grammar.positions_.size() + sequence.size() + 1, new_id[old]);
             rule.alternatives.push_back(static_cast<uint32_t>(grammar.positions_.size()));
             for (const Element& element : sequence) {
+                if (element.is_rule && element.counted) {
+                    grammar.positions_.push_back({Position::kRepeat, new_id[element.rule], element.min, element.max});
+                    continue;
+                }
                 if (element.is_rule) {
                     grammar.positions_.push_back({Position::kRule, new_id[element.rule]});
                     continue;
@@ -158,8 +193,11 @@ std::string Grammar::to_string() const {
             if (a > 0) out += " |";
             for (uint32_t p = rule.alternatives[a]; positions_[p].kind != Position::kEnd; ++p) {
                 out += ' ';
-                out += positions_[p].kind == Position::kRule ? rules_[positions_[p].index].name
-                                                             : set_to_string(byte_sets_[positions_[p].index]);
+                const Position& at = positions_[p];
+                out += at.kind == Position::kBytes ? set_to_string(byte_sets_[at.index]) : rules_[at.index].name;
+                if (at.kind == Position::kRepeat) {
+                    out += "{" + std::to_string(at.min) + "," + std::to_string(at.max) + "}";
+                }
             }
         }
         out += '\n';

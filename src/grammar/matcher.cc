@@ -5,11 +5,16 @@
 namespace tern::grammar {
 
 void Chart::add(Item item) {
-    const uint64_t key = (uint64_t{item.position} << 32) | item.origin;
-    if (!in_last_set_.insert(key).second) return;
-    if (grammar_->at(item.position).kind == Position::kRule) waiting_.push_back(static_cast<uint32_t>(items_.size()));
+    if (!in_last_set_.insert(item).second) return;
+    if (grammar_->at(item.position).refers_to_rule()) waiting_.push_back(static_cast<uint32_t>(items_.size()));
     items_.push_back(item);
 }
+
+namespace {
+
+Item advance(const Item& item) { return {item.position + 1, item.origin, 0, item.element}; }
+
+}  // namespace
 
 // Prediction and completion until nothing new: the classic Earley closure, with Aycock and Horspool's rule for
 // empty rules (a reference to a nullable rule also steps over it at once) so that a rule completed empty in this
@@ -19,19 +24,50 @@ void Chart::close_last_set() {
     for (size_t i = set_begin_.back(); i < items_.size(); ++i) {
         const Item item = items_[i];
         const Position& position = grammar_->at(item.position);
-        if (position.kind == Position::kRule) {
-            for (uint32_t alternative : grammar_->rules()[position.index].alternatives) add({alternative, current});
-            if (grammar_->nullable(position.index)) add({item.position + 1, item.origin});
+        if (position.refers_to_rule()) {
+            predict(item, position, current);
         } else if (position.kind == Position::kEnd) {
-            const uint32_t rule = grammar_->rule_of(item.position);
-            const size_t end = item.origin == current ? waiting_.size() : waiting_begin_[item.origin + 1];
-            for (size_t w = waiting_begin_[item.origin]; w < end; ++w) {
-                const Item caller = items_[waiting_[w]];
-                if (grammar_->at(caller.position).index == rule) add({caller.position + 1, caller.origin});
-            }
+            complete(item, current);
         }
     }
     in_last_set_.clear();
+}
+
+void Chart::predict(const Item& item, const Position& position, uint32_t current) {
+    const bool nullable = grammar_->nullable(position.index);
+    const auto predict_rule = [&](uint32_t element) {
+        for (uint32_t alternative : grammar_->rules()[position.index].alternatives) {
+            add({alternative, current, 0, element});
+        }
+    };
+    if (position.kind == Position::kRule) {
+        predict_rule(item.element);
+        if (nullable) add(advance(item));
+        return;
+    }
+    if (item.count >= kUnknownCount) {
+        predict_rule(item.count - kUnknownCount + 1);
+        leaves_.back() = true;
+        return;
+    }
+    if (item.count < position.max) predict_rule(item.element);
+    if (item.count >= position.min || nullable) add(advance(item));
+}
+
+void Chart::complete(const Item& item, uint32_t current) {
+    const uint32_t rule = grammar_->rule_of(item.position);
+    const size_t end = item.origin == current ? waiting_.size() : waiting_begin_[item.origin + 1];
+    for (size_t w = waiting_begin_[item.origin]; w < end; ++w) {
+        const Item caller = items_[waiting_[w]];
+        const Position& position = grammar_->at(caller.position);
+        if (position.index != rule) continue;
+        if (position.kind == Position::kRule) {
+            add(advance(caller));
+        } else if (item.origin != current && (caller.count >= kUnknownCount || caller.count < position.max)) {
+            // A repetition counts only elements that took bytes: an empty one was stepped over at prediction.
+            add({caller.position, caller.origin, caller.count + 1, caller.element});
+        }
+    }
 }
 
 void Chart::start(const std::vector<Item>& items) {
@@ -39,17 +75,19 @@ void Chart::start(const std::vector<Item>& items) {
     waiting_.clear();
     set_begin_.assign(1, 0);
     waiting_begin_.assign(1, 0);
+    leaves_.assign(1, false);
     for (const Item& item : items) add(item);
     close_last_set();
 }
 
-void Chart::start_inside(uint32_t position, const std::vector<uint32_t>& callers) {
+void Chart::start_inside(const Item& start, const std::vector<Item>& callers) {
     items_.clear();
     waiting_.clear();
     set_begin_.assign(1, 0);
     waiting_begin_.assign(1, 0);
-    add({position, 0});
-    for (uint32_t caller : callers) add({caller, 0});
+    leaves_.assign(1, false);
+    add(start);
+    for (const Item& caller : callers) add(caller);
     in_last_set_.clear();
 }
 
@@ -58,15 +96,17 @@ bool Chart::scan(uint8_t byte) {
     const size_t end = items_.size();
     set_begin_.push_back(end);
     waiting_begin_.push_back(waiting_.size());
+    leaves_.push_back(false);
     for (size_t i = begin; i < end; ++i) {
         const Item item = items_[i];
         if (grammar_->at(item.position).kind == Position::kBytes && grammar_->bytes_at(item.position)[byte]) {
-            add({item.position + 1, item.origin});
+            add(advance(item));
         }
     }
     if (items_.size() == end) {
         set_begin_.pop_back();
         waiting_begin_.pop_back();
+        leaves_.pop_back();
         in_last_set_.clear();
         return false;
     }
@@ -81,6 +121,7 @@ void Chart::truncate(size_t sets) {
         set_begin_.resize(sets);
         waiting_.resize(waiting_begin_[sets]);
         waiting_begin_.resize(sets);
+        leaves_.resize(sets);
     }
 }
 
@@ -115,7 +156,7 @@ std::vector<uint32_t> Chart::scannable_positions() const {
 
 void Chart::start_at_root() {
     std::vector<Item> starts;
-    for (uint32_t alternative : grammar_->rules()[0].alternatives) starts.push_back({alternative, 0});
+    for (uint32_t alternative : grammar_->rules()[0].alternatives) starts.push_back({alternative, 0, 0, 0});
     start(starts);
 }
 

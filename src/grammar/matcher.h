@@ -16,9 +16,19 @@
 namespace tern::grammar {
 
 struct Item {
-    uint32_t position;  // the next element to match; a kEnd position: the alternative is complete
-    uint32_t origin;    // the set where this alternative began
+    uint32_t position;   // the next element to match; a kEnd position: the alternative is complete
+    uint32_t origin;     // the set where this alternative began
+    uint32_t count = 0;  // at a kRepeat position: how many times its rule has been matched so far
+    // Only in a chart started inside a counted repetition (start_inside with a kUnknownCount caller): 1 + the count
+    // the enclosing repetition had when the element this item is part of began; 0 outside.
+    uint32_t element = 0;
+    bool operator==(const Item&) const = default;
 };
+
+// A count at a repetition's position when a token mask is compiled: the real one is only known at run time. Counts
+// from here up are "this many more than the unknown one": the rule may always come again, and leaving the repetition
+// is not followed but noted (Chart::may_leave_repetition), since the leaving depends on the count.
+inline constexpr uint32_t kUnknownCount = 1u << 30;
 
 // The sets of items, one per byte read, stored flat so that going back is a truncation.
 class Chart {
@@ -29,10 +39,10 @@ public:
     void start(const std::vector<Item>& items);
     // Starts over at the beginning of the root rule.
     void start_at_root();
-    // Starts over inside an alternative, at `position`, with `callers` the positions (innermost first) that
-    // referred to its rule and to each enclosing one: set 0 holds exactly these items, nothing predicted, so that a
-    // rule completing returns into its caller as it would in a whole parse.
-    void start_inside(uint32_t position, const std::vector<uint32_t>& callers);
+    // Starts over inside an alternative, at `position`, with `callers` the items (innermost first) that referred to
+    // its rule and to each enclosing one: set 0 holds exactly these items, nothing predicted, so that a rule
+    // completing returns into its caller as it would in a whole parse.
+    void start_inside(const Item& position, const std::vector<Item>& callers);
     // Adds the set after `byte`; false (and nothing added) when no item can take it.
     bool scan(uint8_t byte);
     // Adds a set for every byte of `bytes`, or none of them (false) when some byte is refused.
@@ -47,6 +57,8 @@ public:
     // The byte-set positions of the last set's items, each once.
     std::vector<uint32_t> scannable_positions() const;
     const Grammar& grammar() const { return *grammar_; }
+    // Whether a repetition counted from kUnknownCount could have ended in the last set.
+    bool may_leave_repetition() const { return leaves_.back(); }
     // The items of set `set`, and the indices (into all items) of those that wait for a rule.
     std::span<const Item> items_of(size_t set) const {
         const size_t end = set + 1 < set_begin_.size() ? set_begin_[set + 1] : items_.size();
@@ -59,8 +71,17 @@ public:
     const Item& item(size_t index) const { return items_[index]; }
 
 private:
+    struct ItemHash {
+        size_t operator()(const Item& item) const {
+            const uint64_t a = (uint64_t{item.position} << 32) | item.origin;
+            const uint64_t b = (uint64_t{item.count} << 32) | item.element;
+            return static_cast<size_t>((a ^ (b * 0x9E3779B97F4A7C15ull)) * 0xBF58476D1CE4E5B9ull >> 17);
+        }
+    };
     void add(Item item);
     void close_last_set();
+    void predict(const Item& item, const Position& position, uint32_t current);
+    void complete(const Item& item, uint32_t current);
 
     const Grammar* grammar_;
     std::vector<Item> items_;
@@ -68,7 +89,8 @@ private:
     // The items waiting for a rule (next element a reference), by set: what completion looks through.
     std::vector<uint32_t> waiting_;
     std::vector<size_t> waiting_begin_;
-    std::unordered_set<uint64_t> in_last_set_;
+    std::vector<bool> leaves_;  // by set: may_leave_repetition
+    std::unordered_set<Item, ItemHash> in_last_set_;
 };
 
 class Matcher {

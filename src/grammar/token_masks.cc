@@ -1,7 +1,11 @@
 #include "grammar/token_masks.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
+#include <optional>
+#include <set>
+#include <tuple>
 
 #include "grammar/follow_sets.h"
 #include "grammar/token_walk.h"
@@ -13,13 +17,20 @@ namespace {
 // a list: merging a mask is a pass over words, setting a list is a store per token.
 constexpr size_t kDenseShare = 32;
 
+// Cumulative masks for needs 2..kMaskedNeeds when a position has many needing tokens (a string's character: most
+// of the vocabulary): setting them one by one took a few hundred us a mask.
+constexpr uint32_t kMaskedNeeds = 24;
+
 // The callers of a position's rule, and of theirs, as long as each rule is referred to from one place only: there
 // the context is known, and a token that leaves the rule can be judged at compile time. A string's character class
 // (a helper rule of UTF-8 alternatives) would otherwise end after every character and leave most tokens to be
-// checked at run time.
+// checked at run time. A rule referred to only by counted repetitions ends the chain there: the count is the
+// context, known at run time (CountedTokens).
 struct Context {
     std::vector<uint32_t> callers;
     uint32_t rule;
+    std::vector<uint32_t> repeats;  // the counted repetitions of `rule`, when the chain ends at them
+    std::vector<uint32_t> rules;    // every rule of the chain
 };
 
 // Alternatives are laid out one after another, each closed by a kEnd position.
@@ -27,8 +38,8 @@ bool is_alternative_start(const Grammar& grammar, uint32_t position) {
     return position == 0 || grammar.at(position - 1).kind == Position::kEnd;
 }
 
-Context unique_context(const Grammar& grammar, const std::vector<std::vector<uint32_t>>& references, uint32_t position) {
-    Context context{{}, grammar.rule_of(position)};
+Context context_of(const Grammar& grammar, const std::vector<std::vector<uint32_t>>& references, uint32_t position) {
+    Context context{{}, grammar.rule_of(position), {}, {}};
     std::vector<bool> seen(grammar.rules().size(), false);
     seen[context.rule] = true;
     while (true) {
@@ -40,6 +51,11 @@ Context unique_context(const Grammar& grammar, const std::vector<std::vector<uin
             const bool left_recursion = grammar.rule_of(reference) == context.rule &&
                                         is_alternative_start(grammar, reference);
             if (!left_recursion) outside.push_back(reference);
+        }
+        const auto counted = [&](uint32_t p) { return grammar.at(p).kind == Position::kRepeat; };
+        if (!outside.empty() && std::all_of(outside.begin(), outside.end(), counted)) {
+            context.repeats = outside;
+            break;
         }
         if (outside.size() != 1) break;
         const uint32_t caller = outside[0];
@@ -54,6 +70,7 @@ Context unique_context(const Grammar& grammar, const std::vector<std::vector<uin
     // too, or every token spanning two repetitions would be left to the run-time check.
     for (uint32_t rule = 0; rule < grammar.rules().size(); ++rule) {
         if (!seen[rule]) continue;
+        context.rules.push_back(rule);
         for (uint32_t alternative : grammar.rules()[rule].alternatives) {
             const Position& first = grammar.at(alternative);
             if (first.kind == Position::kRule && first.index == rule) context.callers.push_back(alternative);
@@ -62,10 +79,33 @@ Context unique_context(const Grammar& grammar, const std::vector<std::vector<uin
     return context;
 }
 
-std::vector<std::vector<uint32_t>> references_by_rule(const Grammar& grammar) {
+// Rules a sentence can use: the others (a rule only repeated through its counted twin) need no masks, and their
+// references are no context.
+std::vector<bool> reachable_rules(const Grammar& grammar) {
+    std::vector<bool> reached(grammar.rules().size(), false);
+    std::vector<uint32_t> pending{0};
+    reached[0] = true;
+    while (!pending.empty()) {
+        const uint32_t rule = pending.back();
+        pending.pop_back();
+        for (uint32_t p : grammar.rules()[rule].alternatives) {
+            for (; grammar.at(p).kind != Position::kEnd; ++p) {
+                if (grammar.at(p).refers_to_rule() && !reached[grammar.at(p).index]) {
+                    reached[grammar.at(p).index] = true;
+                    pending.push_back(grammar.at(p).index);
+                }
+            }
+        }
+    }
+    return reached;
+}
+
+std::vector<std::vector<uint32_t>> references_by_rule(const Grammar& grammar, const std::vector<bool>& reachable) {
     std::vector<std::vector<uint32_t>> references(grammar.rules().size());
     for (uint32_t position = 0; position < grammar.positions().size(); ++position) {
-        if (grammar.at(position).kind == Position::kRule) references[grammar.at(position).index].push_back(position);
+        if (grammar.at(position).refers_to_rule() && reachable[grammar.rule_of(position)]) {
+            references[grammar.at(position).index].push_back(position);
+        }
     }
     return references;
 }
@@ -74,6 +114,107 @@ std::vector<uint32_t> all_indices(const TokenVocabulary& vocabulary) {
     std::vector<uint32_t> indices(vocabulary.sorted().size());
     std::iota(indices.begin(), indices.end(), 0u);
     return indices;
+}
+
+// How many elements of a counted repetition the walk's last set takes up, fewest over its items: an item at the
+// repetition itself has finished that many; one inside an element is in element number `element`.
+uint32_t need_of_last_set(const Chart& chart) {
+    uint32_t need = std::numeric_limits<uint32_t>::max();
+    for (const Item& item : chart.items_of(chart.sets() - 1)) {
+        if (item.count >= kUnknownCount) {
+            need = std::min(need, item.count - kUnknownCount);
+        } else if (item.element > 0) {
+            need = std::min(need, item.element);
+        }
+    }
+    return need;
+}
+
+void finish_counted(CountedTokens& counted, size_t vocabulary_size, const std::vector<int32_t>& sorted) {
+    const auto by_need = [](const auto& a, const auto& b) { return std::tie(a.need, a.index) < std::tie(b.need, b.index); };
+    std::sort(counted.staying.begin(), counted.staying.end(), by_need);
+    if (counted.staying.size() * kDenseShare <= vocabulary_size) return;
+    TokenMask mask(vocabulary_size);
+    size_t next = 0;
+    for (uint32_t need = 2; need <= kMaskedNeeds && next < counted.staying.size(); ++need) {
+        for (; next < counted.staying.size() && counted.staying[next].need <= need; ++next) {
+            mask.set(sorted[counted.staying[next].index]);
+        }
+        counted.up_to.push_back(mask);
+    }
+}
+
+PositionTokens compile_position(const Grammar& grammar, const TokenVocabulary& vocabulary,
+                                const std::vector<uint32_t>& everything, const std::vector<ByteSet>& follow,
+                                const std::vector<std::vector<uint32_t>>& references, uint32_t position, Chart& chart) {
+    PositionTokens tokens;
+    const Context known = context_of(grammar, references, position);
+    const bool counted = !known.repeats.empty();
+    const uint32_t element = counted ? 1 : 0;  // the element in progress is the first counted here
+    std::vector<Item> callers;
+    for (uint32_t caller : known.callers) callers.push_back({caller, 0, 0, element});
+    WalkContext context{known.rule, follow[known.rule]};
+    if (counted) {
+        callers.push_back({known.repeats[0], 0, kUnknownCount, 0});  // any one: inside, they behave alike
+        context.counted = true;
+        context.follow.reset();
+        for (uint32_t repeat : known.repeats) context.follow |= bytes_after(grammar, follow, repeat);
+        tokens.counted = std::make_unique<CountedTokens>();
+        tokens.counted->rules = known.rules;
+    }
+    chart.start_inside({position, 0, 0, element}, callers);
+    const std::vector<int32_t>& sorted = vocabulary.sorted();
+    walk_tokens(chart, vocabulary, everything, context, [&](uint32_t index, TokenVerdict verdict) {
+        if (verdict == TokenVerdict::kUncertain) {
+            tokens.uncertain.push_back(index);
+            return;
+        }
+        const uint32_t need = counted ? need_of_last_set(chart) : 1;
+        if (need <= 1) {
+            tokens.accepted.push_back(sorted[index]);
+        } else {
+            auto& list = verdict == TokenVerdict::kAcceptedMayLeave ? tokens.counted->leaving : tokens.counted->staying;
+            list.push_back({need, index});
+        }
+    });
+    if (tokens.accepted.size() * kDenseShare > vocabulary.size()) {
+        tokens.accepted_mask = TokenMask(vocabulary.size());
+        for (int32_t id : tokens.accepted) tokens.accepted_mask.set(id);
+        tokens.accepted.clear();
+        tokens.accepted.shrink_to_fit();
+        tokens.dense = true;
+    }
+    if (counted) finish_counted(*tokens.counted, vocabulary.size(), sorted);
+    return tokens;
+}
+
+// The most room (max - count) that a counted repetition around the live items at `position` has, over the parses
+// the chart holds; nullopt when none is found.
+std::optional<uint32_t> room_around(const Chart& chart, uint32_t position, const std::vector<uint32_t>& rules) {
+    const Grammar& grammar = chart.grammar();
+    std::vector<std::pair<uint32_t, uint32_t>> pending;  // (rule, set where it began)
+    for (const Item& item : chart.items_of(chart.sets() - 1)) {
+        if (item.position == position) pending.emplace_back(grammar.rule_of(position), item.origin);
+    }
+    std::set<std::pair<uint32_t, uint32_t>> seen;
+    std::optional<uint32_t> room;
+    while (!pending.empty()) {
+        const auto [rule, set] = pending.back();
+        pending.pop_back();
+        if (!seen.insert({rule, set}).second) continue;
+        for (uint32_t index : chart.waiting_of(set)) {
+            const Item& caller = chart.item(index);
+            const Position& at = grammar.at(caller.position);
+            if (at.index != rule) continue;
+            if (at.kind == Position::kRepeat) {
+                if (caller.count < at.max) room = std::max(room.value_or(0), at.max - caller.count);
+                continue;
+            }
+            const uint32_t outer = grammar.rule_of(caller.position);
+            if (std::find(rules.begin(), rules.end(), outer) != rules.end()) pending.emplace_back(outer, caller.origin);
+        }
+    }
+    return room;
 }
 
 }  // namespace
@@ -85,34 +226,19 @@ CompiledGrammar::CompiledGrammar(Grammar grammar, std::shared_ptr<const TokenVoc
       distances_(grammar_),
       all_tokens_(all_indices(*vocabulary_)) {
     const auto started = std::chrono::steady_clock::now();
-    const std::vector<uint32_t>& everything = all_tokens_;
-    const std::vector<int32_t>& sorted = vocabulary_->sorted();
     Chart chart(grammar_);
     const std::vector<ByteSet> follow = follow_sets(grammar_);
-    const std::vector<std::vector<uint32_t>> references = references_by_rule(grammar_);
+    const std::vector<bool> reachable = reachable_rules(grammar_);
+    const std::vector<std::vector<uint32_t>> references = references_by_rule(grammar_, reachable);
     for (uint32_t position = 0; position < grammar_.positions().size(); ++position) {
-        if (grammar_.at(position).kind != Position::kBytes) continue;
-        PositionTokens& tokens = tokens_[position];
-        const Context known = unique_context(grammar_, references, position);
-        chart.start_inside(position, known.callers);
-        const std::optional<WalkContext> context = WalkContext{known.rule, follow[known.rule]};
-        walk_tokens(chart, *vocabulary_, everything, context, [&](uint32_t index, TokenVerdict v) {
-            if (v == TokenVerdict::kAccepted) {
-                tokens.accepted.push_back(sorted[index]);
-            } else {
-                tokens.uncertain.push_back(index);
-            }
-        });
+        if (grammar_.at(position).kind != Position::kBytes || !reachable[grammar_.rule_of(position)]) continue;
+        tokens_[position] =
+            compile_position(grammar_, *vocabulary_, all_tokens_, follow, references, position, chart);
+        const PositionTokens& tokens = tokens_[position];
         ++stats_.positions;
-        stats_.accepted += tokens.accepted.size();
+        stats_.accepted += tokens.dense ? tokens.accepted_mask.count() : tokens.accepted.size();
+        if (tokens.counted) stats_.accepted += tokens.counted->staying.size() + tokens.counted->leaving.size();
         stats_.uncertain += tokens.uncertain.size();
-        if (tokens.accepted.size() * kDenseShare > vocabulary_->size()) {
-            tokens.accepted_mask = TokenMask(vocabulary_->size());
-            for (int32_t id : tokens.accepted) tokens.accepted_mask.set(id);
-            tokens.accepted.clear();
-            tokens.accepted.shrink_to_fit();
-            tokens.dense = true;
-        }
     }
     stats_.milliseconds =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
@@ -142,6 +268,7 @@ void GrammarMatcher::fill_next_token_mask(TokenMask& mask) {
             for (int32_t id : tokens.accepted) mask.set(id);
         }
         uncertain.insert(uncertain.end(), tokens.uncertain.begin(), tokens.uncertain.end());
+        if (tokens.counted) add_counted(position, *tokens.counted, mask, uncertain);
     }
     const std::vector<int32_t>& sorted = compiled_->vocabulary().sorted();
     std::sort(uncertain.begin(), uncertain.end());
@@ -151,6 +278,35 @@ void GrammarMatcher::fill_next_token_mask(TokenMask& mask) {
     walk_tokens(chart_, compiled_->vocabulary(), uncertain, std::nullopt, [&](uint32_t index, TokenVerdict verdict) {
         if (verdict == TokenVerdict::kAccepted) mask.set(sorted[index]);
     });
+}
+
+void GrammarMatcher::add_counted(uint32_t position, const CountedTokens& counted, TokenMask& mask,
+                                 std::vector<uint32_t>& uncertain) const {
+    const std::vector<int32_t>& sorted = compiled_->vocabulary().sorted();
+    const std::optional<uint32_t> room = room_around(chart_, position, counted.rules);
+    for (const CountedTokens::Needing& token : counted.leaving) {
+        if (room && token.need <= *room) {
+            mask.set(sorted[token.index]);
+        } else {
+            uncertain.push_back(token.index);
+        }
+    }
+    if (!room) {  // not expected; the live check is always right
+        for (const CountedTokens::Needing& token : counted.staying) uncertain.push_back(token.index);
+        return;
+    }
+    size_t next = 0;
+    if (*room >= 2 && !counted.up_to.empty()) {
+        const uint32_t masked = std::min<uint32_t>(*room, static_cast<uint32_t>(counted.up_to.size()) + 1);
+        mask.merge(counted.up_to[masked - 2]);
+        next = static_cast<size_t>(
+            std::partition_point(counted.staying.begin(), counted.staying.end(),
+                                 [&](const CountedTokens::Needing& token) { return token.need <= masked; }) -
+            counted.staying.begin());
+    }
+    for (; next < counted.staying.size() && counted.staying[next].need <= *room; ++next) {
+        mask.set(sorted[counted.staying[next].index]);
+    }
 }
 
 void GrammarMatcher::fill_shortest_path_mask(TokenMask& mask) {

@@ -19,11 +19,28 @@
 
 namespace tern::grammar {
 
+// Inside the element of a counted repetition (x{m,n}) the count is only known at run time: a token that finishes
+// elements is accepted only while the repetition has room for them. `need` is how many elements, counting the one
+// in progress, a token takes up; such tokens are kept here by need, and the run-time count picks them.
+struct CountedTokens {
+    std::vector<uint32_t> rules;  // the position's rule and those around it, up to the repeated one
+    struct Needing {
+        uint32_t need;
+        uint32_t index;  // sorted-order index
+    };
+    std::vector<Needing> staying;  // need >= 2, ascending
+    std::vector<TokenMask> up_to;  // when many: up_to[n - 2] holds those of `staying` with need <= n, n = 2, 3, ...
+    // Those the repetition could also have ended inside of (its leaving was noted, not followed): short of room,
+    // they are checked live.
+    std::vector<Needing> leaving;
+};
+
 struct PositionTokens {
     std::vector<int32_t> accepted;  // token ids, when few
     TokenMask accepted_mask;        // when many (dense) ...
     bool dense = false;
     std::vector<uint32_t> uncertain;  // indices into the vocabulary's sorted order, ascending
+    std::unique_ptr<CountedTokens> counted;
 };
 
 struct CompileStats {
@@ -77,6 +94,8 @@ public:
     size_t tokens_accepted() const { return token_ends_.size(); }
 
 private:
+    void add_counted(uint32_t position, const CountedTokens& counted, TokenMask& mask, std::vector<uint32_t>& uncertain) const;
+
     std::shared_ptr<const CompiledGrammar> compiled_;
     Chart chart_;
     CompletionDistance distance_;

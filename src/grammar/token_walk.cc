@@ -28,8 +28,9 @@ public:
         size_t depth = keep;
         while (depth < bytes.size()) {
             // Whether the rule is complete here and the next byte is one its context could take.
-            const bool leaves = context_ && chart_.completed_from_start(context_->rule) &&
-                                context_->follow[static_cast<uint8_t>(bytes[depth])];
+            const bool ended = context_ && (context_->counted ? chart_.may_leave_repetition()
+                                                              : chart_.completed_from_start(context_->rule));
+            const bool leaves = ended && context_->follow[static_cast<uint8_t>(bytes[depth])];
             may_leave_.push_back(may_leave_.back() || leaves);
             if (!chart_.scan(static_cast<uint8_t>(bytes[depth]))) break;
             if (keep_ && !keep_(depth + 1)) {
@@ -65,7 +66,8 @@ void walk_tokens(Chart& chart, const TokenVocabulary& vocabulary, const std::vec
         const std::string& bytes = vocabulary.bytes(sorted[index]);
         const size_t taken = walk.run(bytes);
         if (taken == bytes.size()) {
-            verdict(index, TokenVerdict::kAccepted);
+            const bool may_leave = context && context->counted && walk.may_leave(taken);
+            verdict(index, may_leave ? TokenVerdict::kAcceptedMayLeave : TokenVerdict::kAccepted);
             ++k;
             continue;
         }

@@ -13,12 +13,17 @@
 
 namespace tern::grammar {
 
-enum class TokenVerdict { kAccepted, kRefused, kUncertain };
+// kAcceptedMayLeave: accepted inside a counted repetition whose leaving the walk noted but did not follow (its
+// count is unknown at compile time); leaving might take the token too.
+enum class TokenVerdict { kAccepted, kAcceptedMayLeave, kRefused, kUncertain };
 
 // When the chart started inside a rule with nothing around it: that rule, and the bytes that can follow it anywhere.
+// `counted`: the chart started inside the element of a repetition counted from kUnknownCount; leaving it is what
+// leaving the context means, and `follow` is what can come after the repetition.
 struct WalkContext {
     uint32_t rule;
     ByteSet follow;
+    bool counted = false;
 };
 
 // `candidates`: sorted-order indices, ascending. With a `context`, a token refused after the rule could have ended,

@@ -15,7 +15,7 @@ namespace {
 // Only {a, b, c}: the search below tries those bytes.
 const testing::RandomGbnfShape kDistanceShape{
     .atoms = {"\"a\"", "\"bc\"", "[a-b]", "\"\"", "\"c\"", "\"abc\""},
-    .suffixes = {"", "", "*", "+", "?", "{2}", "{1,3}"},
+    .suffixes = {"", "", "*", "+", "?", "{2}", "{1,3}", "{0,4}", "{2,5}"},
     .atom_share = 5, .rule_share = 8, .deepest = "\"b\"", .max_rules = 3, .min_items = 1, .item_span = 3};
 
 // The fewest of {a, b, c} that complete the text from `matcher`, up to `limit`; limit + 1 when none within it.

@@ -116,7 +116,10 @@ private:
         for (; grammar_.at(position).kind != Position::kEnd && !current.empty(); ++position) {
             std::set<size_t> next;
             for (size_t i : current) {
-                if (grammar_.at(position).kind == Position::kRule) {
+                if (grammar_.at(position).kind == Position::kRepeat) {
+                    const std::set<size_t> ends = repeat_ends(grammar_.at(position), i);
+                    next.insert(ends.begin(), ends.end());
+                } else if (grammar_.at(position).kind == Position::kRule) {
                     const auto& ends = ends_[grammar_.at(position).index][i];
                     next.insert(ends.begin(), ends.end());
                 } else if (i < text_.size() && grammar_.bytes_at(position)[static_cast<uint8_t>(text_[i])]) {
@@ -128,6 +131,18 @@ private:
         return current;
     }
 
+    // x{min,max} taken literally: the ends after exactly k copies, for k from min to max.
+    std::set<size_t> repeat_ends(const Position& repeat, size_t start) const {
+        std::set<size_t> after_k{start}, ends;
+        for (uint32_t k = 0; k <= repeat.max && !after_k.empty(); ++k) {
+            if (k >= repeat.min) ends.insert(after_k.begin(), after_k.end());
+            std::set<size_t> next;
+            for (size_t i : after_k) next.insert(ends_[repeat.index][i].begin(), ends_[repeat.index][i].end());
+            after_k = std::move(next);
+        }
+        return ends;
+    }
+
     const Grammar& grammar_;
     std::string_view text_;
     std::vector<std::vector<std::set<size_t>>> ends_;
@@ -136,7 +151,7 @@ private:
 // Grammars over {a, b, c} and every other byte ([^a]).
 const testing::RandomGbnfShape kMatcherShape{
     .atoms = {"\"a\"", "\"b\"", "\"ab\"", "[a-b]", "[^a]", "\"\"", "\"c\""},
-    .suffixes = {"", "", "", "*", "+", "?", "{2}", "{1,3}", "{,2}"},
+    .suffixes = {"", "", "", "*", "+", "?", "{2}", "{1,3}", "{,2}", "{0,4}", "{2,5}", "{6}", "{5,}"},
     .atom_share = 4, .rule_share = 7, .deepest = "\"c\"", .max_rules = 4, .min_items = 0, .item_span = 4};
 
 TEST(GrammarMatcher, AgreesWithAFixpointRecognizerOnRandomGrammars) {

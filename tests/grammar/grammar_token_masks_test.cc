@@ -8,6 +8,7 @@
 #include "grammar/gbnf.h"
 #include "grammar/matcher.h"
 #include "grammar/token_masks.h"
+#include "random_gbnf.h"
 
 namespace tern::grammar {
 namespace {
@@ -43,43 +44,63 @@ const char* const kGrammars[] = {
     // into the outer one, not into the rule's caller.
     R"g(root ::= "<" item ">" | "ab"
         item ::= "(" item ")" | item "y" | "x")g",
+    // Counted repetitions (one position with a count): one character rule repeated with two bounds and also
+    // unbounded, so that tokens cross the bound, the element's end and the repetition's end.
+    R"(root ::= "{" ("\"" ch{0,6} "\"" | "<" ch{1,3} ">" | ch*) "}"
+       ch ::= [a-c] | "\u00e9" | "\\" ["\\] )",
+    R"g(root ::= ("(" [ab]{0,3} ")"){0,4} "." | "x"{2,5} y{1,3}
+        y ::= "y"{0,2} ")")g",
+    R"(root ::= ("a"? "b"?){2,5} "x" | ("a" | "ab" | "b"){1,4} "}")",
 };
+
+// Walks `steps` random tokens through the grammar, checking at each step that the mask holds exactly the tokens
+// whose bytes the plain matcher takes; every fifth step also goes back one token and forward again.
+void expect_masks_equal_the_matcher(const std::string& text, int steps, std::mt19937& rng, size_t tokens) {
+    Result<Grammar> parsed = parse_gbnf(text);
+    ASSERT_TRUE(parsed.is_ok()) << parsed.status().message() << "\n" << text;
+    const Grammar grammar = parsed.value();
+    auto vocabulary = random_vocabulary(rng, tokens);
+    auto compiled = std::make_shared<CompiledGrammar>(grammar, vocabulary);
+    GrammarMatcher matcher(compiled);
+    Matcher reference(grammar);
+    TokenMask mask;
+    for (int step = 0; step < steps; ++step) {
+        matcher.fill_next_token_mask(mask);
+        std::vector<int32_t> allowed;
+        for (int32_t id = 0; id < static_cast<int32_t>(vocabulary->size()); ++id) {
+            Matcher probe = reference;
+            const bool expected = !vocabulary->bytes(id).empty() && probe.accept_bytes(vocabulary->bytes(id));
+            ASSERT_EQ(mask.test(id), expected) << text << "\nstep " << step << " token '" << vocabulary->bytes(id) << "'";
+            if (expected) allowed.push_back(id);
+        }
+        ASSERT_EQ(matcher.can_end(), reference.can_end());
+        if (allowed.empty()) break;
+        const int32_t chosen = allowed[rng() % allowed.size()];
+        ASSERT_TRUE(matcher.accept_token(chosen));
+        ASSERT_TRUE(reference.accept_bytes(vocabulary->bytes(chosen)));
+        if (step % 5 == 4) {
+            matcher.rollback(1);
+            ASSERT_TRUE(matcher.accept_token(chosen));
+        }
+    }
+}
 
 TEST(TokenMasks, EqualTheMatcherTokenByToken) {
     std::mt19937 rng(7);
     for (const char* text : kGrammars) {
-        Result<Grammar> parsed = parse_gbnf(text);
-        ASSERT_TRUE(parsed.is_ok()) << parsed.status().message();
-        const Grammar grammar = parsed.value();
-        for (int round = 0; round < 4; ++round) {
-            auto vocabulary = random_vocabulary(rng, 400);
-            auto compiled = std::make_shared<CompiledGrammar>(grammar, vocabulary);
-            GrammarMatcher matcher(compiled);
-            Matcher reference(grammar);
-            TokenMask mask;
-            for (int step = 0; step < 30; ++step) {
-                matcher.fill_next_token_mask(mask);
-                std::vector<int32_t> allowed;
-                for (int32_t id = 0; id < static_cast<int32_t>(vocabulary->size()); ++id) {
-                    Matcher probe = reference;
-                    const bool expected = !vocabulary->bytes(id).empty() && probe.accept_bytes(vocabulary->bytes(id));
-                    ASSERT_EQ(mask.test(id), expected)
-                        << text << "\nstep " << step << " token '" << vocabulary->bytes(id) << "'";
-                    if (expected) allowed.push_back(id);
-                }
-                ASSERT_EQ(matcher.can_end(), reference.can_end());
-                if (allowed.empty()) break;
-                const int32_t chosen = allowed[rng() % allowed.size()];
-                ASSERT_TRUE(matcher.accept_token(chosen));
-                ASSERT_TRUE(reference.accept_bytes(vocabulary->bytes(chosen)));
-                // Going back one token and forward again lands in the same place.
-                if (step % 5 == 4) {
-                    matcher.rollback(1);
-                    ASSERT_TRUE(matcher.accept_token(chosen));
-                }
-            }
-        }
+        for (int round = 0; round < 4; ++round) expect_masks_equal_the_matcher(text, 30, rng, 400);
     }
+}
+
+// Random grammars over the test pieces' bytes, every repetition operator included.
+const testing::RandomGbnfShape kMaskShape{
+    .atoms = {"\"a\"", "\"b\"", "\"ab\"", "[a-c]", "\"(\"", "\")\"", "[xy]", "\"\"", "\"}\""},
+    .suffixes = {"", "", "", "*", "+", "?", "{2}", "{1,3}", "{0,4}", "{2,6}", "{5,}"},
+    .atom_share = 5, .rule_share = 7, .deepest = "\"x\"", .max_rules = 4, .min_items = 1, .item_span = 3};
+
+TEST(TokenMasks, EqualTheMatcherOnRandomGrammars) {
+    std::mt19937 rng(20261204);
+    for (int g = 0; g < 120; ++g) expect_masks_equal_the_matcher(testing::random_grammar(rng, kMaskShape), 12, rng, 200);
 }
 
 TEST(TokenMasks, RefusedTokensLeaveTheMatcherAsItWas) {
