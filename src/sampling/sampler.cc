@@ -134,23 +134,35 @@ Sampler::Candidate* Sampler::thread_candidates(int32_t vocab_size) {
     return buffer.data();
 }
 
-void Sampler::fill_candidates(const float* logits, const uint64_t* allowed) {
+void Sampler::fill_candidates(const float* logits) {
     candidates_ = thread_candidates(vocab_size_);
     for (int32_t id = 0; id < vocab_size_; ++id) candidates_[id] = {id, sanitize(logits[id]), 0.0f};
-    if (allowed) {
-        for (int32_t id = 0; id < vocab_size_; ++id) {
-            if (!((allowed[id >> 6] >> (id & 63)) & 1)) candidates_[id].logit = kNegInf;
-        }
-    }
     num_candidates_ = static_cast<size_t>(vocab_size_);
 }
 
+// Keeps only the allowed tokens, in id order. The weights and the draw then run over those alone: a grammar
+// position allows a few tokens (a key, an enum) or most of them (a string), and the exp of all 152k candidates
+// was the costliest part of a constrained step (compute_weights, 9% of a 16-request schema run under perf).
+void Sampler::keep_allowed(const uint64_t* allowed) {
+    size_t kept = 0;
+    const size_t words = (static_cast<size_t>(vocab_size_) + 63) / 64;
+    for (size_t word = 0; word < words; ++word) {
+        for (uint64_t bits = allowed[word]; bits != 0; bits &= bits - 1) {
+            const size_t id = word * 64 + static_cast<size_t>(__builtin_ctzll(bits));
+            if (id < static_cast<size_t>(vocab_size_)) candidates_[kept++] = candidates_[id];  // kept <= id
+        }
+    }
+    num_candidates_ = kept;
+}
+
 int32_t Sampler::sample(const float* logits, const uint64_t* allowed) {
-    fill_candidates(logits, allowed);
+    fill_candidates(logits);
     // Right after fill_candidates, candidates_[id].id == id, so the biases, penalties and bans index by token id.
     add_biases();
     for_each_penalized([this](int32_t token) -> float& { return candidates_[token].logit; });
     apply_bans();
+    if (allowed) keep_allowed(allowed);  // after the biases and penalties: none of them revives a refused token
+    TERN_CHECK(num_candidates_ > 0) << "no token is allowed: nothing can be sampled";
     if (params_.temperature == 0.0f) return argmax_candidates();
 
     if (params_.top_k > 0 && static_cast<size_t>(params_.top_k) < num_candidates_) keep_top_k(params_.top_k);

@@ -86,7 +86,8 @@ private:
     void for_each_penalized(RefFn&& ref) const;
 
     // Each stage works on candidates_[0, num_candidates_); the doubles are sums of the surviving weights.
-    void fill_candidates(const float* logits, const uint64_t* allowed = nullptr);
+    void fill_candidates(const float* logits);
+    void keep_allowed(const uint64_t* allowed);
     int32_t argmax_candidates() const;
     void keep_top_k(size_t k);
     double compute_weights();
