@@ -125,6 +125,7 @@ Summary summarize(const std::vector<RequestRecord>& records, double duration_s, 
     Summary summary;
     summary.duration_s = duration_s;
     for (const RequestRecord& record : records) {
+        summary.stale_connection_retries += record.stale_connection_retries;
         if (!record.success) {
             ++summary.failed;
             ++summary.errors_by_kind[std::string(to_string(record.error_kind))];

@@ -38,6 +38,8 @@ struct Timeline {
 struct Summary {
     int64_t completed = 0;
     int64_t failed = 0;
+    // Requests sent again because the server had closed the kept-alive connection they went out on.
+    int64_t stale_connection_retries = 0;
     int64_t total_input_tokens = 0;
     int64_t total_output_tokens = 0;
     double duration_s = 0;

@@ -33,6 +33,9 @@ std::string format_run_report(const RunPoint& run, const std::string& title) {
     };
     row("Successful requests", std::to_string(s.completed));
     row("Failed requests", std::to_string(s.failed));
+    if (s.stale_connection_retries > 0) {
+        row("Sent again (the server had closed the kept connection)", std::to_string(s.stale_connection_retries));
+    }
     row("Maximum request concurrency", run.max_concurrency > 0 ? std::to_string(run.max_concurrency) : "none");
     row("Request rate configured (RPS)", rate_text(run.request_rate));
     row("Benchmark duration (s)", fmt::format("{:.2f}", s.duration_s));

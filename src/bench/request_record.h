@@ -45,6 +45,7 @@ struct RequestRecord {
     int http_status = 0;
     ErrorKind error_kind = ErrorKind::kNone;
     std::string error;                      // one line
+    int stale_connection_retries = 0;       // sent again: the server had closed the kept connection
 
     double queue_s() const { return start_s - arrival_s; }
     // vLLM's TPOT: (e2el - ttft) / (output_tokens - 1); 0 when fewer than two tokens.

@@ -74,6 +74,7 @@ RequestRecord make_record(const net::StreamOutcome& outcome, const StreamMeasure
     RequestRecord record;
     record.start_s = seconds_between(run_start, start);
     record.http_status = outcome.status;
+    record.stale_connection_retries = outcome.stale_connection_retries;
     record.requested_output_tokens = spec.output_len;
     record.finish_reason = measurement.finish_reason;
     record.ttft_s = measurement.ttft_s;

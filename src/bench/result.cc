@@ -26,6 +26,7 @@ void put_summary(Json* out, const Summary& summary) {
     (*out)["duration"] = summary.duration_s;
     (*out)["completed"] = summary.completed;
     (*out)["failed"] = summary.failed;
+    (*out)["stale_connection_retries"] = summary.stale_connection_retries;
     (*out)["total_input_tokens"] = summary.total_input_tokens;
     (*out)["total_output_tokens"] = summary.total_output_tokens;
     (*out)["request_throughput"] = summary.request_throughput;

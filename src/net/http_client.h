@@ -53,6 +53,7 @@ struct StreamOutcome {
     Clock::time_point sent;              // just before the request was handed to the socket
     Clock::time_point headers_received;  // when the status line and headers had been read
     Clock::time_point finished;          // when the response was complete or the request failed
+    int stale_connection_retries = 0;    // sent again on a fresh connection: the kept one had been closed
 
     bool ok() const { return error_kind == HttpErrorKind::kNone; }
 };

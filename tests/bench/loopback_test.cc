@@ -1,7 +1,13 @@
 // The HTTP client and the request sender against loopback fixture servers that stream like llama.cpp and vLLM.
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <thread>
 
@@ -106,6 +112,83 @@ TEST(HttpClient, ReportsStatusConnectReadAndTimeoutFailures) {
     net::HttpClient reader(url_of(breaking_server), {});
     EXPECT_EQ(reader.post_stream("/v1/completions", R"({"prompt":"x","max_tokens":8})", ignore).error_kind,
               net::HttpErrorKind::kRead);
+}
+
+// A server that answers the first request of each connection and, like llama-server after a stream, drops the
+// connection without a word when the next one comes on it: the client sends that one again on a fresh connection.
+class DroppingServer {
+public:
+    DroppingServer() : listener_(socket(AF_INET, SOCK_STREAM, 0)) {
+        sockaddr_in address{};
+        address.sin_family = AF_INET;
+        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        EXPECT_EQ(bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+        EXPECT_EQ(listen(listener_, 8), 0);
+        socklen_t length = sizeof(address);
+        getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length);
+        port_ = ntohs(address.sin_port);
+        thread_ = std::thread([this] { serve(); });
+    }
+    ~DroppingServer() {
+        shutdown(listener_, SHUT_RDWR);
+        close(listener_);
+        thread_.join();
+    }
+    int port() const { return port_; }
+    int requests_read() const { return requests_read_; }
+
+private:
+    // Reads one request (headers, then Content-Length bytes); false when the peer closed first.
+    static bool read_request(int fd) {
+        std::string data;
+        char buffer[4096];
+        size_t header_end = std::string::npos;
+        while (true) {
+            header_end = data.find("\r\n\r\n");
+            if (header_end != std::string::npos) {
+                const size_t at = data.find("Content-Length: ");
+                const size_t length = at == std::string::npos ? 0 : std::stoul(data.substr(at + 16));
+                if (data.size() >= header_end + 4 + length) return true;
+            }
+            const ssize_t got = recv(fd, buffer, sizeof(buffer), 0);
+            if (got <= 0) return false;
+            data.append(buffer, static_cast<size_t>(got));
+        }
+    }
+    void serve() {
+        while (true) {
+            const int fd = accept(listener_, nullptr, nullptr);
+            if (fd < 0) return;
+            if (read_request(fd)) {
+                ++requests_read_;
+                const std::string body = "data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: [DONE]\n\n";
+                const std::string response = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: " +
+                                             std::to_string(body.size()) + "\r\n\r\n" + body;
+                send(fd, response.data(), response.size(), MSG_NOSIGNAL);
+                if (read_request(fd)) ++requests_read_;  // the next request on this connection: dropped
+            }
+            close(fd);
+        }
+    }
+
+    int listener_;
+    int port_ = 0;
+    std::atomic<int> requests_read_{0};
+    std::thread thread_;
+};
+
+TEST(HttpClient, ARequestOnAConnectionTheServerDroppedIsSentAgain) {
+    DroppingServer server;
+    net::HttpClient client(net::parse_base_url("http://127.0.0.1:" + std::to_string(server.port())).value(), {});
+    const auto ignore = [](std::string_view, Clock::time_point) { return true; };
+    int retries = 0;
+    for (int request = 0; request < 3; ++request) {
+        const net::StreamOutcome outcome = client.post_stream("/v1/completions", R"({"prompt":"x"})", ignore);
+        ASSERT_TRUE(outcome.ok()) << request << ": " << outcome.error_message;
+        retries += outcome.stale_connection_retries;
+    }
+    EXPECT_EQ(retries, 2);                  // the second and the third went out on the kept connection first
+    EXPECT_EQ(server.requests_read(), 5);   // 3 answered, 2 dropped
 }
 
 TEST(HttpClient, GetListsModels) {
