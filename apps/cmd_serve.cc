@@ -32,6 +32,7 @@ struct ServeOptions {
     std::vector<std::string> api_keys;
     std::string api_key_file;
     std::string chat_template;
+    std::string reasoning_parser = "auto";
     double drain_timeout_s = 30;
     int64_t max_body_bytes = 8 << 20;
     int timeout_s = 30;
@@ -92,6 +93,11 @@ void register_serve(CLI::App& app) {
     command->add_option("--api-key", options->api_keys, "Accepted API key (repeatable)");
     command->add_option("--api-key-file", options->api_key_file, "File of accepted API keys, one a line");
     command->add_option("--chat-template", options->chat_template, "Jinja chat template file (default: the model's)");
+    command->add_option("--reasoning-parser", options->reasoning_parser,
+                        "Thinking markers to split from the answer: auto (<think>...</think> when the chat template "
+                        "handles them), none, or deepseek_r1 / qwen3 (<think>...</think> whatever the template)")
+        ->check(CLI::IsMember({"auto", "none", "deepseek_r1", "qwen3"}))
+        ->capture_default_str();
     command->add_option("--drain-timeout", options->drain_timeout_s, "Seconds to finish requests on SIGTERM")
         ->capture_default_str();
     command->add_option("--max-body-bytes", options->max_body_bytes, "Largest request body")->capture_default_str();
@@ -193,18 +199,23 @@ Status load_serving_state(const ServeOptions& options, const engine::EngineConfi
         grammar::vocabulary_of(*state.tokenizer, state.model->hparams().vocab_size));
     state.context->grammars = state.grammars.get();
     state.context->tool_format = state.chat.tool_format.value_or(tools::ToolFormat::kHermes);
+    if (options.reasoning_parser == "auto") state.context->reasoning = state.chat.reasoning;
+    if (options.reasoning_parser == "deepseek_r1" || options.reasoning_parser == "qwen3") {
+        state.context->reasoning = tools::ReasoningFormat{};
+    }
     return Status::ok();
 }
 
 void log_serving(const ServeOptions& options, const engine::EngineConfig& config, const ServingState& state,
                  const server::HttpOptions& http_options) {
     log_info("serving '{}': {} threads, kernels {}, {} ({}), max batched tokens {}, max running {}, queue {} "
-             "requests / {} tokens, prefix cache {}, chat template: {}, tool calls: {}{}, API keys: {}",
+             "requests / {} tokens, prefix cache {}, chat template: {}, tool calls: {}{}, reasoning: {}, API keys: {}",
              state.context->model_name, options.num_threads, kernels::isa_name(state.model->kernel_table().isa),
              state.engine->capacity().describe(), kv_type_name(config.kv_type), config.max_batched_tokens,
              config.max_running, config.max_queued_requests, config.max_queued_tokens,
              config.enable_prefix_caching ? "on" : "off", state.chat.source,
              tools::format_name(state.context->tool_format), state.chat.tool_format ? "" : " (none in the template)",
+             state.context->reasoning ? state.context->reasoning->start + "..." + state.context->reasoning->end : "none",
              http_options.api_keys.enabled() ? "required" : "none");
 }
 

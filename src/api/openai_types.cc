@@ -28,6 +28,7 @@ Json message_json(const ChatMessage& message) {
     // A tool message needs its tool_call_id to decode again, even an empty one.
     if (!message.tool_call_id.empty() || message.role == "tool") item["tool_call_id"] = message.tool_call_id;
     if (!message.name.empty()) item["name"] = message.name;
+    if (!message.reasoning_content.empty()) item["reasoning_content"] = message.reasoning_content;
     return item;
 }
 

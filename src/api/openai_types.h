@@ -41,6 +41,7 @@ struct ChatMessage {
     std::vector<MessageToolCall> tool_calls;  // assistant: the calls it made
     std::string tool_call_id;                 // tool: the call this message answers
     std::string name;                         // optional (a tool result's function name, a participant's name)
+    std::string reasoning_content;            // assistant: its thinking, for a reasoning model's template
 };
 
 // One prompt of a completions request: text to tokenize, or token ids as given (vLLM and llama.cpp accept them).

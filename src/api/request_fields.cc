@@ -385,6 +385,14 @@ std::optional<FieldError> decode_messages(const json& messages, std::vector<Chat
             if (auto error = decode_content(*content, idx, &message.content)) return error;
         }
         if (auto error = decode_message_tool_fields(item, idx, &message)) return error;
+        // A reasoning model's past thinking (vLLM's field), which templates such as Qwen3's place or drop.
+        if (const json* reasoning = find_field(item, "reasoning_content")) {
+            if (!reasoning->is_string()) {
+                return FieldError{fmt::format("'messages[{}].reasoning_content' must be a string", idx),
+                                  fmt::format("messages[{}].reasoning_content", idx)};
+            }
+            message.reasoning_content = reasoning->get<std::string>();
+        }
         messages_out->push_back(std::move(message));
     }
     return std::nullopt;

@@ -22,6 +22,7 @@ nlohmann::ordered_json message_json(const ChatMessage& message) {
     }
     if (!message.tool_call_id.empty()) json["tool_call_id"] = message.tool_call_id;
     if (!message.name.empty()) json["name"] = message.name;
+    if (!message.reasoning_content.empty()) json["reasoning_content"] = message.reasoning_content;
     return json;
 }
 
@@ -29,7 +30,8 @@ Result<jinja::Value> chat_context(const std::vector<ChatMessage>& messages, cons
     jinja::List list;
     list.reserve(messages.size());
     for (const ChatMessage& message : messages) {
-        if (message.tool_calls.empty() && message.tool_call_id.empty() && message.name.empty()) {
+        if (message.tool_calls.empty() && message.tool_call_id.empty() && message.name.empty() &&
+            message.reasoning_content.empty()) {
             jinja::Dict dict;
             dict.entries.emplace_back(jinja::Value::string("role"), jinja::Value::string(message.role));
             dict.entries.emplace_back(jinja::Value::string("content"), jinja::Value::string(message.content));

@@ -39,6 +39,7 @@ struct ChatMessage {
     std::vector<ChatToolCall> tool_calls;  // assistant: its calls; the key is left out of the message when empty
     std::string tool_call_id;              // tool: the call this result answers; left out when empty
     std::string name;                      // left out when empty
+    std::string reasoning_content;         // assistant: a reasoning model's thinking; left out when empty
 };
 
 struct ChatTemplateOptions {

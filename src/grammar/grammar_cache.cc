@@ -18,24 +18,25 @@ Status check_satisfiable(const std::shared_ptr<const CompiledGrammar>& compiled)
     return Status::ok();
 }
 
-Result<std::shared_ptr<const CompiledGrammar>> GrammarCache::get(const std::string& text) {
+Result<std::shared_ptr<const CompiledGrammar>> GrammarCache::get(const std::string& text, const std::string& root) {
+    const std::string key = root + '\n' + text;  // a rule name has no newline
     {
         std::lock_guard lock(mutex_);
-        auto found = entries_.find(text);
+        auto found = entries_.find(key);
         if (found != entries_.end()) {
             recent_.splice(recent_.begin(), recent_, found->second.position);
             ++hits_;
             return found->second.compiled;
         }
     }
-    TERN_ASSIGN_OR_RETURN(Grammar grammar, parse_gbnf(text));
+    TERN_ASSIGN_OR_RETURN(Grammar grammar, parse_gbnf(text, root));
     auto compiled = std::make_shared<const CompiledGrammar>(std::move(grammar), vocabulary_);
     TERN_RETURN_IF_ERROR(check_satisfiable(compiled));
     std::lock_guard lock(mutex_);
     ++compiles_;
-    if (entries_.count(text)) return entries_.at(text).compiled;  // another thread compiled it meanwhile
-    recent_.push_front(text);
-    entries_.emplace(text, Entry{compiled, recent_.begin()});
+    if (entries_.count(key)) return entries_.at(key).compiled;  // another thread compiled it meanwhile
+    recent_.push_front(key);
+    entries_.emplace(key, Entry{compiled, recent_.begin()});
     while (entries_.size() > capacity_) {
         entries_.erase(recent_.back());
         recent_.pop_back();

@@ -20,9 +20,9 @@ public:
     explicit GrammarCache(std::shared_ptr<const TokenVocabulary> vocabulary, size_t capacity = 64)
         : vocabulary_(std::move(vocabulary)), capacity_(capacity) {}
 
-    // The compiled grammar of GBNF `text` (start rule "root"). Errors: the text does not parse, no text satisfies
+    // The compiled grammar of GBNF `text` from its rule `root`. Errors: the text does not parse, no text satisfies
     // it, or no token of the vocabulary can begin it.
-    Result<std::shared_ptr<const CompiledGrammar>> get(const std::string& text);
+    Result<std::shared_ptr<const CompiledGrammar>> get(const std::string& text, const std::string& root = "root");
 
     const TokenVocabulary& vocabulary() const { return *vocabulary_; }
     size_t hits() const;

@@ -14,7 +14,8 @@ namespace {
 std::vector<chat::ChatMessage> to_chat(const std::vector<api::ChatMessage>& messages) {
     std::vector<chat::ChatMessage> converted;
     for (const api::ChatMessage& message : messages) {
-        chat::ChatMessage chat_message{message.role, message.content, {}, message.tool_call_id, message.name};
+        chat::ChatMessage chat_message{message.role, message.content, {}, message.tool_call_id, message.name,
+                                       message.reasoning_content};
         for (const api::MessageToolCall& call : message.tool_calls) {
             chat_message.tool_calls.push_back(
                 {call.id, call.name, nlohmann::ordered_json::parse(call.arguments, nullptr, false)});
@@ -76,7 +77,7 @@ Result<ChatPrompt> make_chat_prompt(const GgufFile& model_file, const Tokenizer&
                                         const nlohmann::ordered_json& tools) -> Result<std::string> {
                           return shared->render(to_chat(messages), with_kwargs(options, template_kwargs, tools));
                       },
-                      origin, tools::detect_tool_format(source)};
+                      origin, tools::detect_tool_format(source), tools::detect_reasoning_format(source)};
 }
 
 }  // namespace tern::server

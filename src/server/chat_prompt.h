@@ -11,6 +11,7 @@
 
 #include "api/openai_types.h"
 #include "base/status.h"
+#include "tools/reasoning.h"
 #include "tools/tool_format.h"
 #include "formats/gguf.h"
 #include "tokenizer/tokenizer.h"
@@ -30,6 +31,8 @@ struct ChatPrompt {
     std::string source;  // "model", "file PATH" or "fallback"
     // The tool-call format the template renders past calls in; nullopt when it shows none (or is the fallback).
     std::optional<tools::ToolFormat> tool_format;
+    // The thinking markers the template handles; nullopt when it handles none.
+    std::optional<tools::ReasoningFormat> reasoning;
 };
 
 // Fails when the template (the file's or the model's) does not parse; the message names where it came from.

@@ -20,6 +20,7 @@ struct ChoiceRunner::Choice {
     double cumulative_logprob = 0.0;  // of the sampled tokens, for best_of
     int64_t num_cached_prompt_tokens = 0;
     std::unique_ptr<tools::ToolCallParser> tool_parser;  // when the request's text is parsed for tool calls
+    std::unique_ptr<tools::ReasoningParser> reasoning;   // a reasoning model's chat: thinking apart from the answer
 };
 
 namespace {
@@ -88,6 +89,9 @@ std::optional<Outcome> ChoiceRunner::submit(std::chrono::steady_clock::time_poin
                            ChoiceText(context_.tokenizer, request.stop, request.sampling.min_tokens,
                                       tools && tools->render_special)}));
             if (tools) choices_.back()->tool_parser = make_tool_parser(*tools);
+            if (const std::optional<ThinkingFirst>& thinking = prepared_.thinking) {
+                choices_.back()->reasoning = std::make_unique<tools::ReasoningParser>(thinking->format, thinking->start);
+            }
             results_.push_back(ChoiceResult{.index = index});
         }
     }
@@ -217,10 +221,24 @@ std::optional<ChoiceDelta> ChoiceRunner::take(Choice& choice, engine::RequestOut
     }
     // echo: the prompt's text leads the choice's first delta, whole or streamed.
     if (delta.first && !prepared_.echo_texts.empty()) delta.text.insert(0, prepared_.echo_texts[choice.prompt_idx]);
+    if (choice.reasoning) take_reasoning(choice, delta);
     if (choice.tool_parser) take_tool_calls(choice, delta);
     result.text += delta.text;
+    result.reasoning += delta.reasoning;
     result.logprobs.insert(result.logprobs.end(), delta.logprobs.begin(), delta.logprobs.end());
     return delta;
+}
+
+// The thinking is taken out of the text, which keeps the answer (what tool calls are parsed from).
+void ChoiceRunner::take_reasoning(Choice& choice, ChoiceDelta& delta) {
+    tools::ReasoningParser::Split split = choice.reasoning->push(delta.text);
+    if (delta.finish_reason) {
+        tools::ReasoningParser::Split rest = choice.reasoning->finish();
+        split.reasoning += rest.reasoning;
+        split.content += rest.content;
+    }
+    delta.reasoning = std::move(split.reasoning);
+    delta.text = std::move(split.content);
 }
 
 // The text becomes content and tool-call deltas; a choice that called tools and ended on its own finishes with

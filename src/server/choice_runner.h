@@ -10,6 +10,7 @@
 
 #include "server/completion_handler.h"
 #include "server/choice_text.h"
+#include "tools/reasoning.h"
 
 namespace tern::server {
 
@@ -21,6 +22,7 @@ struct ChoiceDelta {
     std::optional<std::string> finish_reason;
     bool first = false;  // the choice's first delta
     std::vector<tools::ToolCallDelta> tool_calls;  // with tool parsing: `text` is then the content outside calls
+    std::string reasoning;  // a reasoning model's thinking (`text` is then its answer)
 };
 
 class ChoiceRunner {
@@ -56,6 +58,7 @@ private:
     std::optional<ChoiceDelta> take(Choice& choice, engine::RequestOutput output);
     void take_token(Choice& choice, const engine::RequestOutput& output, ChoiceDelta& delta);
     void take_tool_calls(Choice& choice, ChoiceDelta& delta);
+    void take_reasoning(Choice& choice, ChoiceDelta& delta);
     void take_prompt_logprobs(const Choice& choice, const std::vector<engine::TokenLogprobs>& positions,
                               ChoiceDelta& delta);
     int num_samples() const;

@@ -43,9 +43,14 @@ Result<std::vector<int32_t>> tokenize_prompt(const ServingContext& context, cons
 
 // The chat template renders special tokens as text (BOS among them), so they are parsed, and BOS is added only when
 // the model wants one and the template did not write it.
-Result<std::vector<int32_t>> tokenize_chat(const ServingContext& context, const CompletionRequest& request) {
+// With a reasoning model, the prompt's end tells whether the output begins inside its thinking.
+Result<std::vector<int32_t>> tokenize_chat(const ServingContext& context, const CompletionRequest& request,
+                                           PreparedRequest& prepared) {
     const nlohmann::ordered_json tools = request.tools ? request.tools->as_sent : nlohmann::ordered_json();
     TERN_ASSIGN_OR_RETURN(std::string text, context.render_chat(request.messages, request.chat_template_kwargs, tools));
+    if (context.reasoning) {
+        prepared.thinking = ThinkingFirst{*context.reasoning, tools::reasoning_start(text, *context.reasoning)};
+    }
     std::vector<int32_t> ids = context.tokenizer.encode(text, /*add_special=*/false, /*parse_special=*/true);
     const int32_t bos = context.tokenizer.bos_id();
     if (context.tokenizer.add_bos() && bos >= 0 && (ids.empty() || ids.front() != bos)) ids.insert(ids.begin(), bos);
@@ -92,7 +97,7 @@ std::optional<Outcome> tokenize_request(const ServingContext& context, const Com
                                         PreparedRequest& prepared) {
     const char* prompt_param = request.endpoint == api::Endpoint::kChatCompletions ? "messages" : "prompt";
     if (request.endpoint == api::Endpoint::kChatCompletions) {
-        auto ids = tokenize_chat(context, request);
+        auto ids = tokenize_chat(context, request, prepared);
         if (!ids.is_ok()) return error_outcome(400, ids.status().message(), prompt_param);
         prepared.prompt_tokens.push_back(std::move(ids.value()));
     }
@@ -166,7 +171,7 @@ std::optional<Outcome> compile_request_constraint(const ServingContext& context,
     if (context.grammars == nullptr) {
         return error_outcome(400, "structured output is not available on this server", request.constraint->field);
     }
-    auto compiled = compile_constraint(*context.grammars, *request.constraint);
+    auto compiled = compile_constraint(*context.grammars, *request.constraint, prepared.thinking);
     if (auto* error = std::get_if<RequestError>(&compiled)) return error_outcome(400, error->message, error->param);
     prepared.grammar = std::get<std::shared_ptr<const grammar::CompiledGrammar>>(std::move(compiled));
     return std::nullopt;
@@ -182,7 +187,7 @@ std::optional<Outcome> prepare_tools(const ServingContext& context, const Comple
     if (!forced) return std::nullopt;
     if (context.grammars == nullptr) return error_outcome(400, "forced tool calls are not available on this server",
                                                           "tool_choice");
-    auto compiled = compile_tool_grammar(*context.grammars, context.tool_format, *request.tools);
+    auto compiled = compile_tool_grammar(*context.grammars, context.tool_format, *request.tools, prepared.thinking);
     if (auto* error = std::get_if<RequestError>(&compiled)) return error_outcome(400, error->message, error->param);
     prepared.grammar = std::get<std::shared_ptr<const grammar::CompiledGrammar>>(std::move(compiled));
     return std::nullopt;
@@ -198,10 +203,10 @@ std::variant<PreparedRequest, Outcome> prepare_request(const ServingContext& con
         return error_outcome(400, refused->message, refused->param);
     }
     if (auto refused = check_token_fields(context.tokenizer, request)) return std::move(*refused);
+    if (auto refused = tokenize_request(context, request, prepared)) return std::move(*refused);
     if (auto refused = compile_request_constraint(context, request, prepared)) return std::move(*refused);
     if (auto refused = prepare_tools(context, request, prepared)) return std::move(*refused);
     request.sampling.seed = choose_seed(request.seed);
-    if (auto refused = tokenize_request(context, request, prepared)) return std::move(*refused);
     if (auto refused = limit_tokens(context, request, prepared)) return std::move(*refused);
     prepared.meta = ResponseMeta{request.endpoint, make_id(request.endpoint),
                                  std::chrono::duration_cast<std::chrono::seconds>(
@@ -250,9 +255,10 @@ void ResponseProducer::take(const ChoiceDelta& delta, std::vector<std::string>& 
         events.push_back(chunk.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     };
     const bool calls = !delta.tool_calls.empty();
-    if (!delta.text.empty() || !delta.logprobs.empty() || delta.first || (delta.finish_reason && !calls)) {
+    if (!delta.text.empty() || !delta.reasoning.empty() || !delta.logprobs.empty() || delta.first ||
+        (delta.finish_reason && !calls)) {
         add(stream_chunk(prepared_.meta, delta.index, delta.text, delta.logprobs,
-                         calls ? std::nullopt : delta.finish_reason, delta.first));
+                         calls ? std::nullopt : delta.finish_reason, delta.first, {}, delta.reasoning));
     }
     for (size_t call_idx = 0; call_idx < delta.tool_calls.size(); ++call_idx) {
         const bool last = call_idx + 1 == delta.tool_calls.size();

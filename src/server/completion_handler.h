@@ -36,6 +36,9 @@ struct ServingContext {
     // How tool calls are spelled, parsed and forced: the chat template's format, else Hermes (the most common one;
     // a model with no tool format in its template sees the tools only if its template shows them).
     tools::ToolFormat tool_format = tools::ToolFormat::kHermes;
+    // A reasoning model's thinking markers (from its template, or --reasoning-parser); nullopt: its output is all
+    // answer.
+    std::optional<tools::ReasoningFormat> reasoning;
 };
 
 // What a request turned into: an HTTP status and body (the whole response, or an error), plus the figures of the
@@ -62,6 +65,8 @@ struct PreparedRequest {
     // The constraint's, or the one forcing a tool call, when the request has one.
     std::shared_ptr<const grammar::CompiledGrammar> grammar;
     std::optional<ToolParsing> tool_parsing;  // set when the choices' text is parsed for tool calls
+    // Chat with a reasoning model: where its output begins (read off the rendered prompt).
+    std::optional<ThinkingFirst> thinking;
 };
 
 // Tokenizes and checks `request`; on failure returns the 4xx outcome to send.

@@ -83,6 +83,7 @@ json tool_call_delta_json(const tools::ToolCallDelta& delta) {
 // OpenAI's assistant message: content null when the reply is only calls.
 json chat_message(const ChoiceResult& choice) {
     json message = {{"role", "assistant"}, {"content", choice.text}};
+    if (!choice.reasoning.empty()) message["reasoning_content"] = choice.reasoning;
     if (choice.tool_calls.empty()) return message;
     if (choice.text.empty()) message["content"] = nullptr;
     message["tool_calls"] = tool_calls_json(choice.tool_calls);
@@ -119,14 +120,15 @@ json completion_response(const ResponseMeta& meta, const std::vector<ChoiceResul
 
 json stream_chunk(const ResponseMeta& meta, int index, const std::string& text,
                   const std::vector<TokenLogprob>& logprobs, const std::optional<std::string>& finish_reason,
-                  bool first, const std::vector<tools::ToolCallDelta>& tool_calls) {
+                  bool first, const std::vector<tools::ToolCallDelta>& tool_calls, const std::string& reasoning) {
     json body = envelope(meta, is_chat(meta) ? "chat.completion.chunk" : "text_completion");
     json choice = {{"index", index}, {"logprobs", logprobs_json(meta, logprobs)}};
     choice["finish_reason"] = finish_reason ? json(*finish_reason) : json(nullptr);
     if (is_chat(meta)) {
         json delta = json::object();
         if (first) delta["role"] = "assistant";
-        if (!text.empty() || (!finish_reason && tool_calls.empty())) delta["content"] = text;
+        if (!reasoning.empty()) delta["reasoning_content"] = reasoning;
+        if (!text.empty() || (!finish_reason && tool_calls.empty() && reasoning.empty())) delta["content"] = text;
         for (const tools::ToolCallDelta& call : tool_calls) delta["tool_calls"].push_back(tool_call_delta_json(call));
         choice["delta"] = std::move(delta);
     } else {

@@ -41,6 +41,8 @@ struct ChoiceResult {
     std::optional<std::vector<PositionLogprobs>> prompt_logprobs;
     // Chat with tools: the calls parsed out of the text (`text` is then what lies outside them; null when empty).
     std::vector<tools::ToolCall> tool_calls;
+    // A reasoning model's thinking, out of `text` (its message's reasoning_content; absent when empty).
+    std::string reasoning;
 };
 
 struct ResponseMeta {
@@ -58,9 +60,11 @@ nlohmann::json completion_response(const ResponseMeta& meta, const std::vector<C
 // One streamed chunk of choice `index`: new text (and its tokens' logprobs), and the finish reason on the last one.
 // Chat chunks carry the assistant role on a choice's first chunk, and tool-call deltas in delta.tool_calls: a
 // call's first as {index, id, type, function: {name, arguments: ""}}, then {index, function: {arguments}}.
+// A reasoning model's thinking goes in delta.reasoning_content, before the content.
 nlohmann::json stream_chunk(const ResponseMeta& meta, int index, const std::string& text,
                             const std::vector<TokenLogprob>& logprobs, const std::optional<std::string>& finish_reason,
-                            bool first, const std::vector<tools::ToolCallDelta>& tool_calls = {});
+                            bool first, const std::vector<tools::ToolCallDelta>& tool_calls = {},
+                            const std::string& reasoning = "");
 nlohmann::json usage_chunk(const ResponseMeta& meta, const api::Usage& usage);
 
 

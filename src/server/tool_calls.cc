@@ -32,7 +32,8 @@ std::optional<ToolParsing> plan_tool_parsing(tools::ToolFormat format, const Tok
 }
 
 std::variant<std::shared_ptr<const grammar::CompiledGrammar>, RequestError> compile_tool_grammar(
-    grammar::GrammarCache& cache, tools::ToolFormat format, const api::ToolRequest& tools) {
+    grammar::GrammarCache& cache, tools::ToolFormat format, const api::ToolRequest& tools,
+    const std::optional<ThinkingFirst>& thinking) {
     const bool forced = tools.choice == api::ToolChoice::kRequired || tools.choice == api::ToolChoice::kFunction;
     if (!forced) return std::shared_ptr<const grammar::CompiledGrammar>();
     std::vector<grammar::ToolSignature> signatures;
@@ -51,7 +52,7 @@ std::variant<std::shared_ptr<const grammar::CompiledGrammar>, RequestError> comp
                                               failed < tool_indices.size() ? tool_indices[failed] : 0);
         return RequestError{fmt::format("'{}': {}", param, text.status().message()), param};
     }
-    auto compiled = cache.get(text.value());
+    auto compiled = compile_answer(cache, text.value(), thinking);
     if (!compiled.is_ok()) {
         return RequestError{"'tool_choice': the tool-call grammar cannot be used: " + compiled.status().message(),
                             "tool_choice"};

@@ -12,6 +12,7 @@
 #include "api/tools.h"
 #include "grammar/grammar_cache.h"
 #include "server/request_parser.h"
+#include "server/structured_output.h"
 #include "tokenizer/tokenizer.h"
 #include "tools/tool_call_parser.h"
 
@@ -35,7 +36,8 @@ std::optional<ToolParsing> plan_tool_parsing(tools::ToolFormat format, const Tok
 // the format allows) or a named function (exactly one call of it); nullptr for "auto" and "none". A schema that
 // cannot be compiled is a 400 naming tools[i].function.parameters.
 std::variant<std::shared_ptr<const grammar::CompiledGrammar>, RequestError> compile_tool_grammar(
-    grammar::GrammarCache& cache, tools::ToolFormat format, const api::ToolRequest& tools);
+    grammar::GrammarCache& cache, tools::ToolFormat format, const api::ToolRequest& tools,
+    const std::optional<ThinkingFirst>& thinking = std::nullopt);
 
 // A parser for one choice's text.
 std::unique_ptr<tools::ToolCallParser> make_tool_parser(const ToolParsing& parsing);
