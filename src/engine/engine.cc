@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "base/check.h"
+#include "base/log.h"
 
 namespace tern::engine {
 namespace {
@@ -271,15 +272,24 @@ void Engine::fill_grammar_masks(const scheduler::StepPlan& plan) {
 // complete the text, one token each, plus the end token fit in the tokens left, any allowed token may come; a token
 // that would leave too few (a model that keeps opening strings and arrays, as a random one does) is taken back and
 // the draw repeated among the tokens that walk a shortest completion, so that the text can end within max_tokens.
+// A grammar that needs more parser work than a request may use (a hostile ambiguous one: GrammarMatcher::overloaded)
+// ends its request with a stop token, and collect() reports why: it must not hold up the others.
+bool Engine::advance_grammar(RequestState& state, int32_t token) {
+    if (state.grammar->accept_token(token)) return true;
+    TERN_CHECK(state.grammar->overloaded()) << "the grammar refused a token its mask allowed";
+    return false;
+}
+
 int32_t Engine::sample_with_grammar(RequestState& state, const float* logits, int tokens_left) {
     grammar::GrammarMatcher& matcher = *state.grammar;
     const auto is_stop = [&](int32_t token) {
         return std::count(state.stop_tokens.begin(), state.stop_tokens.end(), token) > 0;
     };
+    if (matcher.overloaded()) return state.stop_tokens.front();  // from its mask
     int32_t token = state.sampler.sample(logits, state.allowed.words().data());  // filled by fill_grammar_masks
     const int left_after = tokens_left - 1;
     if (is_stop(token)) return token;
-    TERN_CHECK(matcher.accept_token(token)) << "the grammar refused a token its mask allowed";
+    if (!advance_grammar(state, token)) return state.stop_tokens.front();
     if (matcher.distance_to_end() + 1 <= static_cast<uint32_t>(std::max(left_after, 0))) {
         return token;
     }
@@ -289,7 +299,7 @@ int32_t Engine::sample_with_grammar(RequestState& state, const float* logits, in
         for (int32_t stop : state.stop_tokens) state.allowed.set(stop);
     }
     if (state.allowed.count() > 0) token = state.sampler.sample(logits, state.allowed.words().data());
-    if (!is_stop(token)) TERN_CHECK(matcher.accept_token(token)) << "a shortest-completion token was refused";
+    if (!is_stop(token) && !advance_grammar(state, token)) return state.stop_tokens.front();
     return token;
 }
 
@@ -334,6 +344,11 @@ void Engine::collect(const std::vector<scheduler::RequestUpdate>& updates,
         }
         if (update.finish_reason) {
             if (state->second.pooling) output.embedding = pooled_embedding(state->second);
+            if (state->second.grammar && state->second.grammar->overloaded()) {
+                output.error = "the grammar needs too much parser work per token (an ambiguous grammar, such as "
+                               "root ::= root root | \"a\", is cubic in the text's length): make it unambiguous";
+                log_warn("request {}: ended early: {}", update.id, *output.error);
+            }
             state->second.timings.finish = now;
             output.timings = std::move(state->second.timings);
             requests_.erase(state);

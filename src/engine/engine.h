@@ -71,6 +71,9 @@ struct RequestOutput {
     // With the first token of a request that asked for them: one entry per prompt token from the second on (the first
     // token follows nothing).
     std::optional<std::vector<TokenLogprobs>> prompt_logprobs;
+    // With the finish of a request that could not go on: why (its grammar needed more parser work than a request
+    // may use). The client should get an error, not the text.
+    std::optional<std::string> error;
 };
 
 struct EngineStats {
@@ -143,6 +146,8 @@ private:
     void fill_grammar_masks(const scheduler::StepPlan& plan);
     // `tokens_left`: what max_tokens leaves, this step's token included.
     int32_t sample_with_grammar(RequestState& state, const float* logits, int tokens_left);
+    // Advances the request's grammar by `token`; false when the grammar was overloaded (the request then ends).
+    bool advance_grammar(RequestState& state, int32_t token);
     // Whether the step computes the last of the request's known tokens, so that it samples the next one.
     bool samples_this_step(const scheduler::ScheduledRequest& scheduled) const {
         return scheduled.start + scheduled.num_tokens == scheduler_->find(scheduled.id)->num_tokens();

@@ -4,8 +4,18 @@
 
 namespace tern::grammar {
 
+bool Chart::spend_work() {
+    if (work_left_ == 0 || set_work_ >= set_work_limit_) {
+        exhausted_ = true;
+        return false;
+    }
+    --work_left_;
+    ++set_work_;
+    return true;
+}
+
 void Chart::add(Item item) {
-    if (!in_last_set_.insert(item).second) return;
+    if (!spend_work() || !in_last_set_.insert(item).second) return;
     if (grammar_->at(item.position).refers_to_rule()) waiting_.push_back(static_cast<uint32_t>(items_.size()));
     items_.push_back(item);
 }
@@ -57,7 +67,7 @@ void Chart::predict(const Item& item, const Position& position, uint32_t current
 void Chart::complete(const Item& item, uint32_t current) {
     const uint32_t rule = grammar_->rule_of(item.position);
     const size_t end = item.origin == current ? waiting_.size() : waiting_begin_[item.origin + 1];
-    for (size_t w = waiting_begin_[item.origin]; w < end; ++w) {
+    for (size_t w = waiting_begin_[item.origin]; w < end && spend_work(); ++w) {
         const Item caller = items_[waiting_[w]];
         const Position& position = grammar_->at(caller.position);
         if (position.index != rule) continue;
@@ -97,21 +107,32 @@ bool Chart::scan(uint8_t byte) {
     set_begin_.push_back(end);
     waiting_begin_.push_back(waiting_.size());
     leaves_.push_back(false);
+    set_work_ = 0;
     for (size_t i = begin; i < end; ++i) {
         const Item item = items_[i];
         if (grammar_->at(item.position).kind == Position::kBytes && grammar_->bytes_at(item.position)[byte]) {
             add(advance(item));
         }
     }
-    if (items_.size() == end) {
-        set_begin_.pop_back();
-        waiting_begin_.pop_back();
-        leaves_.pop_back();
-        in_last_set_.clear();
+    if (items_.size() == end || exhausted_) {
+        undo_last_set(end);
         return false;
     }
     close_last_set();
+    if (exhausted_) {  // the set is not whole: it cannot be used
+        undo_last_set(end);
+        return false;
+    }
     return true;
+}
+
+void Chart::undo_last_set(size_t items_before) {
+    items_.resize(items_before);
+    waiting_.resize(waiting_begin_.back());
+    set_begin_.pop_back();
+    waiting_begin_.pop_back();
+    leaves_.pop_back();
+    in_last_set_.clear();
 }
 
 void Chart::truncate(size_t sets) {

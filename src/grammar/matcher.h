@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string_view>
 #include <unordered_set>
@@ -57,6 +58,17 @@ public:
     // The byte-set positions of the last set's items, each once.
     std::vector<uint32_t> scannable_positions() const;
     const Grammar& grammar() const { return *grammar_; }
+    // From now on, at most `operations` items added and waiting items looked at, and at most `per_set` for one
+    // byte; past either every scan fails and exhausted() is true. A hostile ambiguous grammar (root ::= root root |
+    // "a") makes each byte cost the square of the bytes so far (500 bytes took 446 ms, the next 500 would take 3 s);
+    // its requests must not hold up the engine, while a sane grammar's byte costs tens of operations whatever the
+    // length. Unlimited until called.
+    void limit_work(uint64_t operations, uint64_t per_set) {
+        work_left_ = operations;
+        set_work_limit_ = per_set;
+        exhausted_ = false;
+    }
+    bool exhausted() const { return exhausted_; }
     // Whether a repetition counted from kUnknownCount could have ended in the last set.
     bool may_leave_repetition() const { return leaves_.back(); }
     // The items of set `set`, and the indices (into all items) of those that wait for a rule.
@@ -89,7 +101,14 @@ private:
     // The items waiting for a rule (next element a reference), by set: what completion looks through.
     std::vector<uint32_t> waiting_;
     std::vector<size_t> waiting_begin_;
+    bool spend_work();
+    void undo_last_set(size_t items_before);
+
     std::vector<bool> leaves_;  // by set: may_leave_repetition
+    uint64_t work_left_ = std::numeric_limits<uint64_t>::max();
+    uint64_t set_work_limit_ = std::numeric_limits<uint64_t>::max();
+    uint64_t set_work_ = 0;  // spent on the set being built
+    bool exhausted_ = false;
     std::unordered_set<Item, ItemHash> in_last_set_;
 };
 

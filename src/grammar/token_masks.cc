@@ -21,6 +21,12 @@ constexpr size_t kDenseShare = 32;
 // of the vocabulary): setting them one by one took a few hundred us a mask.
 constexpr uint32_t kMaskedNeeds = 24;
 
+// The parser work (Chart::limit_work) one token or one mask may take, 4M item operations (about 0.1-0.2 s), and one
+// byte, 128k (a set of that many items is a choice among 100k strings, or a hostile grammar 500 bytes in). The
+// invoice schema's masks on Qwen2's vocabulary took at most 6,258 (grammar_bench).
+constexpr uint64_t kWorkPerCall = uint64_t{1} << 22;
+constexpr uint64_t kWorkPerByte = uint64_t{1} << 17;
+
 // The callers of a position's rule, and of theirs, as long as each rule is referred to from one place only: there
 // the context is known, and a token that leaves the rule can be judged at compile time. A string's character class
 // (a helper rule of UTF-8 alternatives) would otherwise end after every character and leave most tokens to be
@@ -251,7 +257,11 @@ GrammarMatcher::GrammarMatcher(std::shared_ptr<const CompiledGrammar> compiled)
 
 bool GrammarMatcher::accept_token(int32_t id) {
     const std::string& bytes = compiled_->vocabulary().bytes(id);
-    if (bytes.empty() || !chart_.scan_all(bytes)) return false;
+    chart_.limit_work(kWorkPerCall, kWorkPerByte);
+    if (bytes.empty() || !chart_.scan_all(bytes)) {
+        overloaded_ = overloaded_ || chart_.exhausted();
+        return false;
+    }
     token_ends_.push_back(chart_.sets());
     return true;
 }
@@ -275,9 +285,11 @@ void GrammarMatcher::fill_next_token_mask(TokenMask& mask) {
     uncertain.erase(std::unique(uncertain.begin(), uncertain.end()), uncertain.end());
     uncertain.erase(std::remove_if(uncertain.begin(), uncertain.end(), [&](uint32_t i) { return mask.test(sorted[i]); }),
                     uncertain.end());
+    chart_.limit_work(kWorkPerCall, kWorkPerByte);
     walk_tokens(chart_, compiled_->vocabulary(), uncertain, std::nullopt, [&](uint32_t index, TokenVerdict verdict) {
         if (verdict == TokenVerdict::kAccepted) mask.set(sorted[index]);
     });
+    overloaded_ = overloaded_ || chart_.exhausted();
 }
 
 void GrammarMatcher::add_counted(uint32_t position, const CountedTokens& counted, TokenMask& mask,
@@ -316,6 +328,7 @@ void GrammarMatcher::fill_shortest_path_mask(TokenMask& mask) {
     const uint32_t distance = distance_.to_end(chart_, base);
     if (distance == 0 || distance == kNoCompletion) return;
     const std::vector<int32_t>& sorted = compiled_->vocabulary().sorted();
+    chart_.limit_work(kWorkPerCall, kWorkPerByte);  // past it, fewer tokens: each one set still walks a shortest completion
     walk_tokens(
         chart_, compiled_->vocabulary(), compiled_->all_tokens_, std::nullopt,
         [&](uint32_t index, TokenVerdict verdict) {

@@ -92,6 +92,9 @@ public:
     // vocabulary that spells every byte, such a token exists until the text is complete.
     void fill_shortest_path_mask(TokenMask& mask);
     size_t tokens_accepted() const { return token_ends_.size(); }
+    // Whether the grammar needed more parser work than a request may use (see Chart::limit_work) for one token or
+    // one mask: the request cannot go on under it.
+    bool overloaded() const { return overloaded_; }
 
 private:
     void add_counted(uint32_t position, const CountedTokens& counted, TokenMask& mask, std::vector<uint32_t>& uncertain) const;
@@ -100,6 +103,7 @@ private:
     Chart chart_;
     CompletionDistance distance_;
     std::vector<size_t> token_ends_;  // chart sets after each accepted token
+    bool overloaded_ = false;
 };
 
 }  // namespace tern::grammar

@@ -203,6 +203,13 @@ void ChoiceRunner::take_token(Choice& choice, const engine::RequestOutput& outpu
 }
 
 std::optional<ChoiceDelta> ChoiceRunner::take(Choice& choice, engine::RequestOutput output) {
+    if (output.error) {  // the request's grammar overloaded the parser: a 400 naming the field, not the text
+        choice.done = true;
+        const std::string param = prepared_.request.constraint ? prepared_.request.constraint->field : "tool_choice";
+        failure_ = error_outcome(400, "'" + param + "': " + *output.error, param);
+        abort_all();
+        return std::nullopt;
+    }
     ChoiceDelta delta{.index = choice.index, .first = choice.first};
     choice.first = false;
     ChoiceResult& result = results_[static_cast<size_t>(choice.index)];

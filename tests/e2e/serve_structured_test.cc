@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -204,6 +205,20 @@ TEST_F(ServeStructured, BadConstraintsAre400sNamingTheField) {
     EXPECT_NE(eos["error"]["message"].get<std::string>().find("ignore_eos"), std::string::npos) << eos.dump();
     // "text" asks for nothing.
     EXPECT_EQ(complete({{"response_format", {{"type", "text"}}}, {"max_tokens", 3}})["choices"].size(), 1u);
+}
+
+// An ambiguous grammar's parse costs the square of the text per byte: the request ends with a 400 naming the field
+// once a byte needs too much work (well under a second of the engine's time), and the server goes on serving.
+TEST_F(ServeStructured, AHostileAmbiguousGrammarEndsItsRequestNotTheServer) {
+    const auto started = std::chrono::steady_clock::now();
+    // EOS (id 2 in the synthetic vocabulary) pushed away: the text could end anywhere, and must not.
+    const json reply = complete({{"guided_grammar", "root ::= root root | \"a\" | \"b\""}, {"max_tokens", 500},
+                                 {"logit_bias", {{"2", -100}}}, {"seed", 1}},
+                                400);
+    EXPECT_EQ(reply["error"]["param"], "guided_grammar") << reply.dump();
+    EXPECT_NE(reply["error"]["message"].get<std::string>().find("ambiguous"), std::string::npos) << reply.dump();
+    EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(30));
+    EXPECT_EQ(complete({{"guided_regex", "[ab]{3}"}})["choices"][0]["text"].get<std::string>().size(), 3u);
 }
 
 }  // namespace
