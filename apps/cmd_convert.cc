@@ -1,4 +1,4 @@
-// tern convert: a Hugging Face model folder -> GGUF (llama and qwen2 families; f32, f16 or bf16 weights).
+// tern convert: a Hugging Face model folder -> GGUF (llama, qwen2 and qwen3 families; f32, f16 or bf16 weights).
 #include <fmt/format.h>
 
 #include <iostream>

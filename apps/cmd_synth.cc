@@ -15,6 +15,8 @@ struct SynthCommandOptions {
     std::string output_path;
     uint64_t seed = 42;
     int num_threads = 2;
+    int64_t num_layers = 0;  // 0: the preset's
+    int64_t vocab_size = 0;  // 0: the preset's
 };
 
 std::string preset_names() {
@@ -24,8 +26,15 @@ std::string preset_names() {
 }
 
 Status run_synth(const SynthCommandOptions& options) {
-    const std::optional<ModelPreset> preset = find_preset(options.preset);
+    std::optional<ModelPreset> preset = find_preset(options.preset);
     if (!preset) return invalid_argument(fmt::format("unknown preset '{}'; choose one of: {}", options.preset, preset_names()));
+    // A real model's widths and heads at a few layers and a small vocabulary: what an architecture check needs, in
+    // megabytes rather than gigabytes.
+    if (options.num_layers > 0) preset->num_layers = options.num_layers;
+    if (options.vocab_size > 0) preset->vocab_size = options.vocab_size;
+    if (options.num_layers > 0 || options.vocab_size > 0) {
+        preset->description += fmt::format(" at {} layers, {} tokens", preset->num_layers, preset->vocab_size);
+    }
     const std::optional<DType> type = dtype_from_name(options.type);
     if (!type) return invalid_argument(fmt::format("unknown weight type '{}'; use f32, f16, bf16, q8_0, q4_0, q4_K or q6_K", options.type));
     ThreadPool pool(options.num_threads);
@@ -44,6 +53,9 @@ void register_synth(CLI::App& app) {
     command->add_option("--type", options->type, "Weight type: f32, f16, bf16, q8_0, q4_0, q4_K, q6_K")->capture_default_str();
     command->add_option("-o,--output", options->output_path, "Output GGUF path")->required();
     command->add_option("--seed", options->seed, "Random seed")->capture_default_str();
+    command->add_option("--layers", options->num_layers, "Layers (default: the preset's)")->check(CLI::Range(1, 1024));
+    command->add_option("--vocab-size", options->vocab_size, "Vocabulary size (default: the preset's; >= 512)")
+        ->check(CLI::Range(512, 1 << 20));
     add_threads_option(command, &options->num_threads);
     set_action(command, [options] { return run_synth(*options); });
 }

@@ -16,7 +16,7 @@ struct ConvertOptions {
 };
 
 struct ConvertSummary {
-    std::string architecture;     // GGUF architecture: "llama" or "qwen2"
+    std::string architecture;     // GGUF architecture: "llama", "qwen2" or "qwen3"
     std::string tokenizer_model;  // "llama" (SentencePiece) or "gpt2" (byte-level BPE)
     int64_t num_tensors = 0;
     int64_t num_parameters = 0;

@@ -14,7 +14,7 @@ enum class RopeScalingKind { kNone, kLinear, kLlama3 };
 
 struct HfConfig {
     std::string hf_architecture;  // as config.json names it, e.g. "MistralForCausalLM"
-    std::string architecture;     // the GGUF architecture: "llama" or "qwen2"
+    std::string architecture;     // the GGUF architecture: "llama", "qwen2" or "qwen3"
     int64_t hidden_size = 0;
     int64_t num_layers = 0;
     int64_t num_heads = 0;

@@ -31,10 +31,14 @@ void plan_layer(const HfConfig& config, int64_t layer_idx, PlanBuilder& builder)
     builder.matrix(hf + "self_attn.k_proj.weight", gguf + "attn_k.weight", config.kv_dim(), hidden,
                    is_llama ? config.num_kv_heads : 0);
     builder.matrix(hf + "self_attn.v_proj.weight", gguf + "attn_v.weight", config.kv_dim(), hidden);
-    if (!is_llama) {
+    if (config.architecture == "qwen2") {
         builder.vector(hf + "self_attn.q_proj.bias", gguf + "attn_q.bias", config.q_dim());
         builder.vector(hf + "self_attn.k_proj.bias", gguf + "attn_k.bias", config.kv_dim());
         builder.vector(hf + "self_attn.v_proj.bias", gguf + "attn_v.bias", config.kv_dim());
+    }
+    if (config.architecture == "qwen3") {
+        builder.vector(hf + "self_attn.q_norm.weight", gguf + "attn_q_norm.weight", config.head_dim);
+        builder.vector(hf + "self_attn.k_norm.weight", gguf + "attn_k_norm.weight", config.head_dim);
     }
     builder.matrix(hf + "self_attn.o_proj.weight", gguf + "attn_output.weight", hidden, config.q_dim());
     builder.vector(hf + "post_attention_layernorm.weight", gguf + "ffn_norm.weight", hidden);

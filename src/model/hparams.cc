@@ -50,8 +50,11 @@ Result<HParams> hparams_from_gguf(const GgufFile& file) {
     } else if (*arch == "qwen2") {
         hparams.architecture = Architecture::kQwen2;
         hparams.rope_style = RopeStyle::kHalves;
+    } else if (*arch == "qwen3") {
+        hparams.architecture = Architecture::kQwen3;
+        hparams.rope_style = RopeStyle::kHalves;
     } else {
-        return invalid_argument(fmt::format("{}: architecture '{}' is not supported (supported: llama, qwen2)",
+        return invalid_argument(fmt::format("{}: architecture '{}' is not supported (supported: llama, qwen2, qwen3)",
                                             file.path(), printable(*arch)));
     }
     const std::string prefix = *arch + ".";

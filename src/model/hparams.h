@@ -1,4 +1,4 @@
-// Hyper-parameters of the llama and qwen2 families, read from GGUF metadata ("{arch}.block_count", ...).
+// Hyper-parameters of the llama, qwen2 and qwen3 families, read from GGUF metadata ("{arch}.block_count", ...).
 #pragma once
 
 #include <cstdint>
@@ -9,7 +9,8 @@
 
 namespace tern {
 
-enum class Architecture { kLlama, kQwen2 };
+// qwen3 is qwen2 without the q/k/v biases and with an RMSNorm over each q and k head before RoPE.
+enum class Architecture { kLlama, kQwen2, kQwen3 };
 
 // How RoPE pairs the dimensions of a head: llama GGUFs store q/k permuted so adjacent elements pair up
 // (ggml's "normal" mode); qwen2 pairs element i with i + rope_dim/2 (ggml's "neox" mode).

@@ -217,7 +217,16 @@ void Model::attention_block(int64_t layer_idx, const TokenBatch& batch, KvCache*
     matmul(layer.wo, ws.normed.data(), pool);
 }
 
-// Adds the q/k/v biases of one token, rotates its q and k heads and writes its k and v rows into the cache.
+// qwen3's RMSNorm of each head of one token's q or k, in place; nothing when `weight` is empty (other families).
+void Model::normalize_heads(const std::vector<float>& weight, float* heads, int64_t num_heads) const {
+    for (int64_t head_idx = 0; head_idx < num_heads && !weight.empty(); ++head_idx) {
+        float* head = heads + head_idx * hparams_.head_dim;
+        kernels_->rms_norm(head, weight.data(), hparams_.head_dim, hparams_.rms_norm_eps, head);
+    }
+}
+
+// Adds the q/k/v biases of one token (qwen2) or normalizes its q and k heads (qwen3), rotates its q and k heads and
+// writes its k and v rows into the cache.
 void Model::rope_and_store(int64_t layer_idx, const TokenBatch& batch, int64_t token_idx, KvCache* cache) {
     const HParams& hp = hparams_;
     const LayerWeights& layer = weights_.layers[static_cast<size_t>(layer_idx)];
@@ -232,6 +241,8 @@ void Model::rope_and_store(int64_t layer_idx, const TokenBatch& batch, int64_t t
     add_bias(layer.bq, q);
     add_bias(layer.bk, k);
     add_bias(layer.bv, v);
+    normalize_heads(layer.q_norm, q, hp.num_heads);
+    normalize_heads(layer.k_norm, k, hp.num_kv_heads);
     for (int64_t head_idx = 0; head_idx < hp.num_heads; ++head_idx) {
         kernels_->rope(q + head_idx * hp.head_dim, hp.rope_dim, cos_table, sin_table, pair_halves);
     }

@@ -1,4 +1,4 @@
-// A decoder-only transformer of the llama / qwen2 families on the CPU. It computes logits for a flat batch of
+// A decoder-only transformer of the llama / qwen2 / qwen3 families on the CPU. It computes logits for a flat batch of
 // tokens (prefill chunks and decode steps of several sequences mixed) against a KV cache. It knows nothing of
 // requests, text or sampling: callers pass token ids, positions and KV slots.
 #pragma once
@@ -91,6 +91,7 @@ private:
     std::span<const int32_t> block_table(const TokenBatch& batch, const KvCache& cache, int64_t token_idx) const;
     void attention_block(int64_t layer_idx, const TokenBatch& batch, KvCache* cache, ThreadPool* pool);
     void rope_and_store(int64_t layer_idx, const TokenBatch& batch, int64_t token_idx, KvCache* cache);
+    void normalize_heads(const std::vector<float>& weight, float* heads, int64_t num_heads) const;
     void attend(int64_t layer_idx, const TokenBatch& batch, KvCache* cache, ThreadPool* pool);
     void feed_forward_block(int64_t layer_idx, int64_t num_tokens, ThreadPool* pool);
     Status compute_outputs(const TokenBatch& batch, ThreadPool* pool, std::vector<float>* logits,

@@ -84,6 +84,10 @@ Status bind_layer(Binder& binder, const HParams& hp, int64_t layer_idx, LayerWei
         TERN_RETURN_IF_ERROR(binder.vector(prefix + "attn_k.bias", hp.kv_dim(), &layer->bk));
         TERN_RETURN_IF_ERROR(binder.vector(prefix + "attn_v.bias", hp.kv_dim(), &layer->bv));
     }
+    if (hp.architecture == Architecture::kQwen3) {
+        TERN_RETURN_IF_ERROR(binder.vector(prefix + "attn_q_norm.weight", hp.head_dim, &layer->q_norm));
+        TERN_RETURN_IF_ERROR(binder.vector(prefix + "attn_k_norm.weight", hp.head_dim, &layer->k_norm));
+    }
     TERN_RETURN_IF_ERROR(binder.vector(prefix + "ffn_norm.weight", dim, &layer->ffn_norm));
     TERN_RETURN_IF_ERROR(binder.matrix(prefix + "ffn_gate.weight", dim, hp.ffn_dim, &layer->w_gate));
     TERN_RETURN_IF_ERROR(binder.matrix(prefix + "ffn_up.weight", dim, hp.ffn_dim, &layer->w_up));

@@ -149,7 +149,7 @@ Result<ModelShape> model_shape_from_preset(std::string_view name) {
     shape.ffn_dim = preset->ffn_dim;
     shape.num_heads = preset->num_heads;
     shape.num_kv_heads = preset->num_kv_heads;
-    shape.head_dim = preset->embedding_dim / preset->num_heads;
+    shape.head_dim = preset->q_dim() / preset->num_heads;
     shape.tied_embeddings = preset->tied_embeddings;
     shape.qkv_bias = preset->architecture == "qwen2";
     shape.has_rope_freqs = preset->llama3_rope_scaling;

@@ -67,6 +67,14 @@ public:
         });
     }
 
+    // 1 + a little noise: a norm's weights, distinct per element so that a wrong one shows in the output.
+    void norm_vector(const std::string& name, int64_t length) {
+        std::vector<float> values(static_cast<size_t>(length));
+        fill_normal(hash_name(name, options_.seed), 0.1f, values.data(), length);
+        for (float& value : values) value += 1.0f;
+        vector(name, std::move(values));
+    }
+
     void random_vector(const std::string& name, int64_t length) {
         std::vector<float> values(static_cast<size_t>(length));
         fill_normal(hash_name(name, options_.seed), 0.02f, values.data(), length);
@@ -92,7 +100,12 @@ void add_hparams(const ModelPreset& preset, const SynthOptions& options, GgufWri
     writer->add_u32(arch + ".feed_forward_length", static_cast<uint32_t>(preset.ffn_dim));
     writer->add_u32(arch + ".attention.head_count", static_cast<uint32_t>(preset.num_heads));
     writer->add_u32(arch + ".attention.head_count_kv", static_cast<uint32_t>(preset.num_kv_heads));
-    writer->add_u32(arch + ".rope.dimension_count", static_cast<uint32_t>(preset.embedding_dim / preset.num_heads));
+    const int64_t head_dim = preset.q_dim() / preset.num_heads;
+    writer->add_u32(arch + ".rope.dimension_count", static_cast<uint32_t>(head_dim));
+    if (head_dim != preset.embedding_dim / preset.num_heads || arch == "qwen3") {
+        writer->add_u32(arch + ".attention.key_length", static_cast<uint32_t>(head_dim));
+        writer->add_u32(arch + ".attention.value_length", static_cast<uint32_t>(head_dim));
+    }
     writer->add_f32(arch + ".rope.freq_base", preset.rope_freq_base);
     writer->add_f32(arch + ".attention.layer_norm_rms_epsilon", preset.rms_norm_eps);
     writer->add_u32(arch + ".vocab_size", static_cast<uint32_t>(preset.vocab_size));
@@ -101,17 +114,22 @@ void add_hparams(const ModelPreset& preset, const SynthOptions& options, GgufWri
 void add_layer(const ModelPreset& preset, int64_t layer_idx, SynthBuilder* builder) {
     const std::string prefix = fmt::format("blk.{}.", layer_idx);
     const int64_t dim = preset.embedding_dim;
-    const int64_t kv_dim = dim / preset.num_heads * preset.num_kv_heads;
+    const int64_t q_dim = preset.q_dim();
+    const int64_t kv_dim = preset.kv_dim();
     builder->vector(prefix + "attn_norm.weight", std::vector<float>(static_cast<size_t>(dim), 1.0f));
-    builder->matrix(prefix + "attn_q.weight", dim, dim);
+    builder->matrix(prefix + "attn_q.weight", dim, q_dim);
     builder->matrix(prefix + "attn_k.weight", dim, kv_dim);
     builder->matrix(prefix + "attn_v.weight", dim, kv_dim);
     if (preset.architecture == "qwen2") {
-        builder->random_vector(prefix + "attn_q.bias", dim);
+        builder->random_vector(prefix + "attn_q.bias", q_dim);
         builder->random_vector(prefix + "attn_k.bias", kv_dim);
         builder->random_vector(prefix + "attn_v.bias", kv_dim);
     }
-    builder->matrix(prefix + "attn_output.weight", dim, dim);
+    if (preset.architecture == "qwen3") {  // around 1, as trained norms are: random ones near 0 would flatten q and k
+        builder->norm_vector(prefix + "attn_q_norm.weight", q_dim / preset.num_heads);
+        builder->norm_vector(prefix + "attn_k_norm.weight", q_dim / preset.num_heads);
+    }
+    builder->matrix(prefix + "attn_output.weight", q_dim, dim);
     builder->vector(prefix + "ffn_norm.weight", std::vector<float>(static_cast<size_t>(dim), 1.0f));
     builder->matrix(prefix + "ffn_gate.weight", dim, preset.ffn_dim);
     builder->matrix(prefix + "ffn_up.weight", dim, preset.ffn_dim);
@@ -149,7 +167,7 @@ Status write_synth_model(const ModelPreset& preset, const SynthOptions& options,
     builder.vector("output_norm.weight", std::vector<float>(static_cast<size_t>(preset.embedding_dim), 1.0f));
     if (!preset.tied_embeddings) builder.matrix("output.weight", preset.embedding_dim, preset.vocab_size, true);
     if (preset.llama3_rope_scaling) {
-        builder.vector("rope_freqs.weight", llama3_rope_factors(preset.embedding_dim / preset.num_heads,
+        builder.vector("rope_freqs.weight", llama3_rope_factors(preset.q_dim() / preset.num_heads,
                                                                 preset.rope_freq_base, 8.0f, 1.0f, 4.0f, 8192));
     }
     for (int64_t layer_idx = 0; layer_idx < preset.num_layers; ++layer_idx) add_layer(preset, layer_idx, &builder);

@@ -168,6 +168,24 @@ TEST_F(ConvertTiny, Qwen2KeepsRowOrderAndAddsBiases) {
     EXPECT_TRUE(model.value()->weights().output_tied);
 }
 
+TEST_F(ConvertTiny, Qwen3AddsHeadNormsAndWideHeads) {
+    TinyModelSpec spec;
+    spec.architecture = "Qwen3ForCausalLM";
+    spec.explicit_head_dim = 8;  // 4 heads of 8 over a hidden size of 16, as Qwen3's 16 heads of 128 over 1024
+    spec.tie = true;
+    const auto tensors = testing::write_tiny_model(hf_dir(), spec);
+    auto file = convert_and_open();
+    ASSERT_NE(file, nullptr);
+    EXPECT_EQ(file->get_string("general.architecture"), "qwen3");
+    EXPECT_EQ(file->get_int("qwen3.attention.key_length"), 8);
+    EXPECT_EQ(gguf_values(*file->find_tensor("blk.1.attn_k_norm.weight")),
+              tensors.at("model.layers.1.self_attn.k_norm.weight").values);
+    EXPECT_EQ(file->find_tensor("blk.0.attn_q.bias"), nullptr);
+    auto model = Model::load(out_path());
+    ASSERT_TRUE(model.is_ok()) << model.status().message();
+    EXPECT_EQ(model.value()->hparams().q_dim(), 32);
+}
+
 TEST_F(ConvertTiny, ShardedCheckpointConvertsLikeOneFile) {
     const auto tensors = testing::write_tiny_model(hf_dir(), {});
     ASSERT_TRUE(convert().is_ok());
@@ -231,7 +249,7 @@ TEST_F(ConvertTiny, UnknownArchitecture) {
     nlohmann::json config = testing::tiny_config({});
     config["architectures"] = {"PhiForCausalLM"};
     testing::write_text(hf_dir() / "config.json", config.dump());
-    expect_failure("unknown architecture PhiForCausalLM; tern converts llama and qwen2 families");
+    expect_failure("unknown architecture PhiForCausalLM; tern converts llama, qwen2 and qwen3 families");
 }
 
 TEST_F(ConvertTiny, MissingWrongOrExtraTensors) {

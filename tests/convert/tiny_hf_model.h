@@ -26,8 +26,11 @@ struct TinyModelSpec {
     bool tie = false;
     std::string matrix_dtype = "F32";  // "F32", "F16" or "BF16"; vectors are always F32
 
+    int64_t explicit_head_dim = 0;     // config.json's head_dim (Qwen3: wider than hidden / heads); 0: none
+
     bool is_qwen2() const { return architecture == "Qwen2ForCausalLM"; }
-    int64_t head_dim() const { return hidden / heads; }
+    bool is_qwen3() const { return architecture == "Qwen3ForCausalLM"; }
+    int64_t head_dim() const { return explicit_head_dim > 0 ? explicit_head_dim : hidden / heads; }
 };
 
 struct TinyTensor {
@@ -37,7 +40,7 @@ struct TinyTensor {
 };
 
 inline nlohmann::json tiny_config(const TinyModelSpec& spec) {
-    return {{"architectures", {spec.architecture}},
+    nlohmann::json config = {{"architectures", {spec.architecture}},
             {"hidden_size", spec.hidden},
             {"num_hidden_layers", spec.layers},
             {"num_attention_heads", spec.heads},
@@ -50,6 +53,8 @@ inline nlohmann::json tiny_config(const TinyModelSpec& spec) {
             {"tie_word_embeddings", spec.tie},
             {"bos_token_id", 1},
             {"eos_token_id", 2}};
+    if (spec.explicit_head_dim > 0) config["head_dim"] = spec.explicit_head_dim;
+    return config;
 }
 
 // Every tensor of the spec's checkpoint, by Hugging Face name, with values that differ per tensor and element.
@@ -88,6 +93,10 @@ inline std::map<std::string, TinyTensor> tiny_tensors(const TinyModelSpec& spec)
             add(prefix + "self_attn.q_proj.bias", {q_dim});
             add(prefix + "self_attn.k_proj.bias", {kv_dim});
             add(prefix + "self_attn.v_proj.bias", {kv_dim});
+        }
+        if (spec.is_qwen3()) {
+            add(prefix + "self_attn.q_norm.weight", {spec.head_dim()});
+            add(prefix + "self_attn.k_norm.weight", {spec.head_dim()});
         }
         add(prefix + "mlp.gate_proj.weight", {spec.ffn, spec.hidden});
         add(prefix + "mlp.up_proj.weight", {spec.ffn, spec.hidden});

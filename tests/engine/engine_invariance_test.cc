@@ -143,15 +143,18 @@ TEST(EngineInvariance, Stories260KMatchesGenerate) {
     }
 }
 
+// Every architecture (qwen3's q/k head norms included) and the int8 kernels' weight types.
 TEST(EngineInvariance, SyntheticInt8Models) {
     ThreadPool pool(2);
-    for (DType type : {DType::kQ8_0, DType::kQ4_0}) {
-        const std::string path = std::string(TERN_TEST_TMP) + "/engine-invariance-" + std::string(dtype_name(type)) +
-                                 ".gguf";
-        ASSERT_TRUE(write_synth_model(*find_preset("tiny"), SynthOptions{type, 11}, path, &pool).is_ok());
+    const std::pair<const char*, DType> models[] = {
+        {"tiny", DType::kQ8_0}, {"tiny", DType::kQ4_0}, {"tiny-qwen2", DType::kQ8_0}, {"tiny-qwen3", DType::kQ8_0}};
+    for (const auto& [preset, type] : models) {
+        const std::string path = std::string(TERN_TEST_TMP) + "/engine-invariance-" + preset + "-" +
+                                 std::string(dtype_name(type)) + ".gguf";
+        ASSERT_TRUE(write_synth_model(*find_preset(preset), SynthOptions{type, 11}, path, &pool).is_ok());
         auto loaded = Model::load(path);
         ASSERT_TRUE(loaded.is_ok()) << loaded.status().message();
-        SCOPED_TRACE(std::string(dtype_name(type)));
+        SCOPED_TRACE(std::string(preset) + " " + std::string(dtype_name(type)));
         std::vector<std::vector<int32_t>> prompts;
         for (int idx = 0; idx < 16; ++idx) {
             std::vector<int32_t> prompt;

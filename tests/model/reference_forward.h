@@ -1,5 +1,5 @@
-// An independent, deliberately naive float64 forward pass of the llama / qwen2 architecture, written straight from
-// the model definitions (Hugging Face modeling_llama / modeling_qwen2) over a GgufFile. It shares no compute code
+// An independent, deliberately naive float64 forward pass of the llama / qwen2 / qwen3 architectures, written
+// straight from the model definitions (Hugging Face modeling_llama / modeling_qwen2 / modeling_qwen3) over a GgufFile. It shares no compute code
 // with src/model, so agreement between the two is evidence that both follow the definition.
 #pragma once
 
@@ -21,7 +21,7 @@ public:
         num_layers_ = get("block_count");
         num_heads_ = get("attention.head_count");
         num_kv_heads_ = get("attention.head_count_kv");
-        head_dim_ = dim_ / num_heads_;
+        head_dim_ = file.get_int(arch_ + ".attention.key_length").value_or(dim_ / num_heads_);
         eps_ = *file.get_float(arch_ + ".attention.layer_norm_rms_epsilon");
         base_ = *file.get_float(arch_ + ".rope.freq_base");
         vocab_ = file.find_tensor("token_embd.weight")->dims[1];
@@ -77,6 +77,15 @@ private:
         return out;
     }
 
+    void norm_heads(std::vector<double>& x, const std::vector<double>& weight) const {
+        for (size_t start = 0; start < x.size(); start += static_cast<size_t>(head_dim_)) {
+            const std::vector<double> head(x.begin() + static_cast<std::ptrdiff_t>(start),
+                                           x.begin() + static_cast<std::ptrdiff_t>(start) + head_dim_);
+            const std::vector<double> normed = norm(head, weight);
+            std::copy(normed.begin(), normed.end(), x.begin() + static_cast<std::ptrdiff_t>(start));
+        }
+    }
+
     // GGUF llama files hold q/k rows permuted so rotation pairs are adjacent; qwen2 keeps Hugging Face's halves.
     void rope(std::vector<double>& x, int64_t num_heads, int64_t position) const {
         const GgufTensorInfo* factors_info = file_.find_tensor("rope_freqs.weight");
@@ -88,8 +97,9 @@ private:
                 double frequency = std::pow(base_, -2.0 * static_cast<double>(i) / static_cast<double>(head_dim_));
                 if (!factors.empty()) frequency /= factors[static_cast<size_t>(i)];
                 const double angle = static_cast<double>(position) * frequency;
-                double& a = arch_ == "qwen2" ? h[i] : h[2 * i];
-                double& b = arch_ == "qwen2" ? h[i + half] : h[2 * i + 1];
+                const bool halves = arch_ == "qwen2" || arch_ == "qwen3";
+                double& a = halves ? h[i] : h[2 * i];
+                double& b = halves ? h[i + half] : h[2 * i + 1];
                 const double a0 = a, b0 = b;
                 a = a0 * std::cos(angle) - b0 * std::sin(angle);
                 b = a0 * std::sin(angle) + b0 * std::cos(angle);
@@ -105,11 +115,15 @@ private:
             queries.push_back(matvec(p + "attn_q.weight", x));
             keys.push_back(matvec(p + "attn_k.weight", x));
             values.push_back(matvec(p + "attn_v.weight", x));
+            if (arch_ == "qwen3") {  // Qwen3Attention: q_norm / k_norm over each head before the rotation
+                norm_heads(queries.back(), vec(p + "attn_q_norm.weight"));
+                norm_heads(keys.back(), vec(p + "attn_k_norm.weight"));
+            }
             rope(queries.back(), num_heads_, static_cast<int64_t>(t));
             rope(keys.back(), num_kv_heads_, static_cast<int64_t>(t));
         }
         for (size_t t = 0; t < hidden.size(); ++t) {
-            std::vector<double> attended(static_cast<size_t>(dim_));
+            std::vector<double> attended(static_cast<size_t>(num_heads_ * head_dim_));
             for (int64_t head = 0; head < num_heads_; ++head) {
                 const int64_t kv_head = head / (num_heads_ / num_kv_heads_);
                 std::vector<double> scores;

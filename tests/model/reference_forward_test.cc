@@ -129,6 +129,8 @@ INSTANTIATE_TEST_SUITE_P(Architectures, ReferenceForwardTest,
                          ::testing::Values(ForwardCase{"tiny", DType::kF32}, ForwardCase{"tiny", DType::kQ4_K},
                                            ForwardCase{"tiny-qwen2", DType::kF32},
                                            ForwardCase{"tiny-qwen2", DType::kQ8_0},
+                                           ForwardCase{"tiny-qwen3", DType::kF32},
+                                           ForwardCase{"tiny-qwen3", DType::kQ8_0},
                                            ForwardCase{"tiny-llama3", DType::kF32},
                                            ForwardCase{"tiny-llama3", DType::kQ6_K}),
                          [](const auto& info) {
