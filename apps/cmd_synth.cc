@@ -1,6 +1,7 @@
 // tern synth: a GGUF with random weights in a real model's shape (the embedded default models).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 
 #include "apps/commands.h"
@@ -17,6 +18,7 @@ struct SynthCommandOptions {
     int num_threads = 2;
     int64_t num_layers = 0;  // 0: the preset's
     int64_t vocab_size = 0;  // 0: the preset's
+    int64_t num_experts = 0;  // 0: the preset's
 };
 
 std::string preset_names() {
@@ -32,8 +34,14 @@ Status run_synth(const SynthCommandOptions& options) {
     // megabytes rather than gigabytes.
     if (options.num_layers > 0) preset->num_layers = options.num_layers;
     if (options.vocab_size > 0) preset->vocab_size = options.vocab_size;
-    if (options.num_layers > 0 || options.vocab_size > 0) {
+    if (options.num_experts > 0) {
+        if (preset->num_experts == 0) return invalid_argument(fmt::format("preset '{}' has no experts", preset->name));
+        preset->num_experts = options.num_experts;
+        preset->num_experts_used = std::min(preset->num_experts_used, options.num_experts);
+    }
+    if (options.num_layers > 0 || options.vocab_size > 0 || options.num_experts > 0) {
         preset->description += fmt::format(" at {} layers, {} tokens", preset->num_layers, preset->vocab_size);
+        if (preset->num_experts > 0) preset->description += fmt::format(", {} experts", preset->num_experts);
     }
     const std::optional<DType> type = dtype_from_name(options.type);
     if (!type) return invalid_argument(fmt::format("unknown weight type '{}'; use f32, f16, bf16, q8_0, q4_0, q4_K or q6_K", options.type));
@@ -56,6 +64,8 @@ void register_synth(CLI::App& app) {
     command->add_option("--layers", options->num_layers, "Layers (default: the preset's)")->check(CLI::Range(1, 1024));
     command->add_option("--vocab-size", options->vocab_size, "Vocabulary size (default: the preset's; >= 512)")
         ->check(CLI::Range(512, 1 << 20));
+    command->add_option("--experts", options->num_experts, "Experts of a mixture-of-experts preset (default: the "
+                        "preset's)")->check(CLI::Range(1, 4096));
     add_threads_option(command, &options->num_threads);
     set_action(command, [options] { return run_synth(*options); });
 }

@@ -1,4 +1,4 @@
-// Hyper-parameters of the llama, qwen2 and qwen3 families, read from GGUF metadata ("{arch}.block_count", ...).
+// Hyper-parameters of the llama, qwen2, qwen3 and qwen3moe families, read from GGUF metadata ("{arch}.block_count", ...).
 #pragma once
 
 #include <cstdint>
@@ -9,8 +9,9 @@
 
 namespace tern {
 
-// qwen3 is qwen2 without the q/k/v biases and with an RMSNorm over each q and k head before RoPE.
-enum class Architecture { kLlama, kQwen2, kQwen3 };
+// qwen3 is qwen2 without the q/k/v biases and with an RMSNorm over each q and k head before RoPE; qwen3moe is
+// qwen3 whose feed-forward is a mixture of experts.
+enum class Architecture { kLlama, kQwen2, kQwen3, kQwen3Moe };
 
 // How RoPE pairs the dimensions of a head: llama GGUFs store q/k permuted so adjacent elements pair up
 // (ggml's "normal" mode); qwen2 pairs element i with i + rope_dim/2 (ggml's "neox" mode).
@@ -32,6 +33,14 @@ struct HParams {
     float rope_freq_base = 10000.0f;
     float rope_position_scale = 1.0f;  // linear RoPE scaling: positions are multiplied by this (1 / factor)
     RopeStyle rope_style = RopeStyle::kAdjacentPairs;
+    // Mixture of experts (0 experts: a dense feed-forward of ffn_dim): each token's feed-forward is the weighted sum of
+    // the num_experts_used experts (of expert_ffn_dim each) its router ranks highest.
+    int64_t num_experts = 0;
+    int64_t num_experts_used = 0;
+    int64_t expert_ffn_dim = 0;
+
+    bool is_moe() const { return num_experts > 0; }
+    bool has_head_norms() const { return architecture == Architecture::kQwen3 || architecture == Architecture::kQwen3Moe; }
 
     int64_t q_dim() const { return num_heads * head_dim; }
     int64_t kv_dim() const { return num_kv_heads * head_dim; }
@@ -42,7 +51,8 @@ struct HParams {
     // Operations (a multiply-add is 2) of one token's matrix products: q, k, v, o, gate, up and down in every layer,
     // and the output matrix. Attention over the cache, which grows with the context, is not counted.
     int64_t matmul_ops_per_token() const {
-        const int64_t per_layer = embedding_dim * (2 * q_dim() + 2 * kv_dim() + 3 * ffn_dim);
+        const int64_t ffn = is_moe() ? num_experts_used * expert_ffn_dim : ffn_dim;  // the experts a token runs
+        const int64_t per_layer = embedding_dim * (2 * q_dim() + 2 * kv_dim() + 3 * ffn + num_experts);
         return 2 * (num_layers * per_layer + embedding_dim * vocab_size);
     }
 };

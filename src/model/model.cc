@@ -297,6 +297,7 @@ void Model::attend(int64_t layer_idx, const TokenBatch& batch, KvCache* cache, T
 }
 
 void Model::feed_forward_block(int64_t layer_idx, int64_t num_tokens, ThreadPool* pool) {
+    if (hparams_.is_moe()) return expert_feed_forward(layer_idx, num_tokens, pool);
     const HParams& hp = hparams_;
     const LayerWeights& layer = weights_.layers[static_cast<size_t>(layer_idx)];
     Workspace& ws = *workspace_;

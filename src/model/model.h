@@ -94,6 +94,10 @@ private:
     void normalize_heads(const std::vector<float>& weight, float* heads, int64_t num_heads) const;
     void attend(int64_t layer_idx, const TokenBatch& batch, KvCache* cache, ThreadPool* pool);
     void feed_forward_block(int64_t layer_idx, int64_t num_tokens, ThreadPool* pool);
+    // mixture_of_experts.cc
+    void expert_feed_forward(int64_t layer_idx, int64_t num_tokens, ThreadPool* pool);
+    void route_tokens(int64_t num_tokens);
+    void run_expert(const LayerWeights& layer, int64_t expert, ThreadPool* pool);
     Status compute_outputs(const TokenBatch& batch, ThreadPool* pool, std::vector<float>* logits,
                            std::vector<float>* hidden);
 

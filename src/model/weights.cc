@@ -35,6 +35,26 @@ public:
         return Status::ok();
     }
 
+    // A 3-D tensor of num_experts matrices of num_rows rows each, one PackedWeights per expert.
+    Status experts(const std::string& name, int64_t row_length, int64_t num_rows, std::vector<PackedWeights>* out) {
+        const GgufTensorInfo* info = nullptr;
+        TERN_RETURN_IF_ERROR(find(name, &info));
+        const int64_t count = hparams_.num_experts;
+        if (info->dims.size() != 3 || info->dims[0] != row_length || info->dims[1] != num_rows || info->dims[2] != count) {
+            return shape_error(*info, fmt::format("[{}, {}, {}] ({} experts)", row_length, num_rows, count, count));
+        }
+        if (!dtype_traits(info->type).can_dequantize) {
+            return invalid_argument(fmt::format("{}: tensor '{}' has type {}, which tern cannot compute with yet",
+                                                file_.path(), name, dtype_name(info->type)));
+        }
+        const int64_t stride = row_bytes(info->type, row_length);
+        for (int64_t expert = 0; expert < count; ++expert) {
+            const MatrixView view{info->type, info->data + expert * num_rows * stride, row_length, num_rows, stride};
+            out->push_back(kernels::pack_weights(view, repack_));
+        }
+        return Status::ok();
+    }
+
     Status vector(const std::string& name, int64_t length, std::vector<float>* out, bool optional = false) {
         const GgufTensorInfo* info = file_.find_tensor(name);
         if (info == nullptr && optional) return Status::ok();
@@ -84,11 +104,18 @@ Status bind_layer(Binder& binder, const HParams& hp, int64_t layer_idx, LayerWei
         TERN_RETURN_IF_ERROR(binder.vector(prefix + "attn_k.bias", hp.kv_dim(), &layer->bk));
         TERN_RETURN_IF_ERROR(binder.vector(prefix + "attn_v.bias", hp.kv_dim(), &layer->bv));
     }
-    if (hp.architecture == Architecture::kQwen3) {
+    if (hp.has_head_norms()) {
         TERN_RETURN_IF_ERROR(binder.vector(prefix + "attn_q_norm.weight", hp.head_dim, &layer->q_norm));
         TERN_RETURN_IF_ERROR(binder.vector(prefix + "attn_k_norm.weight", hp.head_dim, &layer->k_norm));
     }
     TERN_RETURN_IF_ERROR(binder.vector(prefix + "ffn_norm.weight", dim, &layer->ffn_norm));
+    if (hp.is_moe()) {
+        TERN_RETURN_IF_ERROR(binder.matrix(prefix + "ffn_gate_inp.weight", dim, hp.num_experts, &layer->router));
+        const int64_t width = hp.expert_ffn_dim;
+        TERN_RETURN_IF_ERROR(binder.experts(prefix + "ffn_gate_exps.weight", dim, width, &layer->expert_gate));
+        TERN_RETURN_IF_ERROR(binder.experts(prefix + "ffn_up_exps.weight", dim, width, &layer->expert_up));
+        return binder.experts(prefix + "ffn_down_exps.weight", width, dim, &layer->expert_down);
+    }
     TERN_RETURN_IF_ERROR(binder.matrix(prefix + "ffn_gate.weight", dim, hp.ffn_dim, &layer->w_gate));
     TERN_RETURN_IF_ERROR(binder.matrix(prefix + "ffn_up.weight", dim, hp.ffn_dim, &layer->w_up));
     return binder.matrix(prefix + "ffn_down.weight", hp.ffn_dim, dim, &layer->w_down);
@@ -129,8 +156,12 @@ Status copy_out_of_mapping(ModelWeights* weights) {
     TERN_RETURN_IF_ERROR(copy_packed(embedding_in_file, *weights, &weights->output));
     for (LayerWeights& layer : weights->layers) {
         for (PackedWeights* matrix : {&layer.wq, &layer.wk, &layer.wv, &layer.wo, &layer.w_gate, &layer.w_up,
-                                      &layer.w_down}) {
+                                      &layer.w_down, &layer.router}) {
+            if (matrix->view.num_rows == 0) continue;  // a dense or an expert feed-forward's, not both
             TERN_RETURN_IF_ERROR(copy_packed(embedding_in_file, *weights, matrix));
+        }
+        for (auto* experts : {&layer.expert_gate, &layer.expert_up, &layer.expert_down}) {
+            for (PackedWeights& matrix : *experts) TERN_RETURN_IF_ERROR(copy_packed(embedding_in_file, *weights, &matrix));
         }
     }
     return Status::ok();

@@ -24,7 +24,11 @@ struct LayerWeights {
     std::vector<float> bq, bk, bv;  // qwen2 only; empty for llama
     std::vector<float> q_norm, k_norm;  // qwen3 only: RMSNorm weights of every q and k head (head_dim each)
     std::vector<float> ffn_norm;
-    PackedWeights w_gate, w_up, w_down;
+    PackedWeights w_gate, w_up, w_down;  // a dense feed-forward
+    // A mixture of experts instead: the router (num_experts rows) and each expert's gate, up and down matrices,
+    // slices of the file's 3-D expert tensors.
+    PackedWeights router;
+    std::vector<PackedWeights> expert_gate, expert_up, expert_down;
 };
 
 struct ModelWeights {

@@ -15,6 +15,9 @@ namespace tern {
 
 struct Model::Workspace {
     std::vector<float> hidden, normed, q, k, v, attn_out, gate, up;
+    // A mixture of experts: router logits [token][expert], one expert's input and output rows, the layer's output.
+    std::vector<float> router_logits, expert_in, expert_out, expert_sum;
+    std::vector<std::vector<std::pair<int64_t, float>>> expert_tokens;  // by expert: (token, weight)
     std::vector<float> rope_cos, rope_sin;  // [token][pair]
     std::vector<float> row_scratch, scores;  // per thread
     std::vector<const uint8_t*> block_pointers;  // per thread: a sequence's K blocks, then its V blocks
@@ -35,12 +38,19 @@ struct Model::Workspace {
             attn_out.resize(size(hp.q_dim()));
             k.resize(size(hp.kv_dim()));
             v.resize(size(hp.kv_dim()));
-            gate.resize(size(hp.ffn_dim));
-            up.resize(size(hp.ffn_dim));
+            gate.resize(size(std::max(hp.ffn_dim, hp.expert_ffn_dim)));
+            up.resize(size(std::max(hp.ffn_dim, hp.expert_ffn_dim)));
+            if (hp.is_moe()) {
+                router_logits.resize(size(hp.num_experts));
+                expert_in.resize(size(hp.embedding_dim));
+                expert_out.resize(size(hp.embedding_dim));
+                expert_sum.resize(size(hp.embedding_dim));
+                expert_tokens.resize(static_cast<size_t>(hp.num_experts));
+            }
             rope_cos.resize(size(hp.rope_dim / 2));
             rope_sin.resize(size(hp.rope_dim / 2));
         }
-        row_scratch_size = std::max({hp.embedding_dim, hp.q_dim(), hp.ffn_dim});
+        row_scratch_size = std::max({hp.embedding_dim, hp.q_dim(), hp.ffn_dim, hp.expert_ffn_dim, hp.num_experts});
         // Key capacity grows in powers of two from 1024, so a growing context rarely reallocates.
         int64_t key_capacity = 1024;
         while (key_capacity < max_keys) key_capacity *= 2;

@@ -48,8 +48,11 @@ void add_file_bytes(const GgufFile& file, ModelShape* shape) {
         weight_bytes += info.num_bytes;
         if (info.dims.size() >= 2) matrix_bytes_by_type[info.type] += info.num_bytes;
         if (info.name == "token_embd.weight" && !tied) continue;  // looked up row by row, not read whole
-        matmul_params += info.num_elements;
-        matmul_bytes += info.num_bytes;
+        // A 3-D expert tensor: a token's step reads the experts it uses only.
+        const bool experts = info.dims.size() == 3 && shape->num_experts > 0;
+        const int64_t read_share = experts ? shape->num_experts_used : 1, of = experts ? shape->num_experts : 1;
+        matmul_params += info.num_elements / of * read_share;
+        matmul_bytes += info.num_bytes / of * read_share;
     }
     shape->tied_embeddings = tied;
     shape->file_num_params = num_params;
@@ -108,6 +111,13 @@ Result<ModelShape> shape_from_config_object(const nlohmann::json& config, const 
     shape.tied_embeddings = tied != config.end() && tied->is_boolean() && tied->get<bool>();
     const auto bias = config.find("attention_bias");
     shape.qkv_bias = shape.architecture == "qwen2" || (bias != config.end() && bias->is_boolean() && bias->get<bool>());
+    // Qwen3-MoE / Qwen2-MoE / Mixtral spellings of a mixture of experts.
+    for (const char* key : {"num_experts", "num_local_experts"}) {
+        TERN_RETURN_IF_ERROR(read_json_int(config, key, label, false, &shape.num_experts));
+    }
+    TERN_RETURN_IF_ERROR(read_json_int(config, "num_experts_per_tok", label, false, &shape.num_experts_used));
+    shape.expert_ffn_dim = shape.num_experts > 0 ? shape.ffn_dim : 0;
+    TERN_RETURN_IF_ERROR(read_json_int(config, "moe_intermediate_size", label, false, &shape.expert_ffn_dim));
     TERN_RETURN_IF_ERROR(validate_shape(shape, label));
     return shape;
 }
@@ -152,6 +162,9 @@ Result<ModelShape> model_shape_from_preset(std::string_view name) {
     shape.head_dim = preset->q_dim() / preset->num_heads;
     shape.tied_embeddings = preset->tied_embeddings;
     shape.qkv_bias = preset->architecture == "qwen2";
+    shape.num_experts = preset->num_experts;
+    shape.num_experts_used = preset->num_experts_used;
+    shape.expert_ffn_dim = preset->expert_ffn_dim;
     shape.has_rope_freqs = preset->llama3_rope_scaling;
     TERN_RETURN_IF_ERROR(validate_shape(shape, shape.name));
     return shape;
@@ -190,6 +203,9 @@ Result<ModelShape> model_shape_from_gguf(const std::string& path) {
     }
     shape.qkv_bias = file->find_tensor("blk.0.attn_q.bias") != nullptr;
     shape.has_rope_freqs = file->find_tensor("rope_freqs.weight") != nullptr;
+    shape.num_experts = file->get_int(prefix + "expert_count").value_or(0);
+    shape.num_experts_used = file->get_int(prefix + "expert_used_count").value_or(0);
+    shape.expert_ffn_dim = file->get_int(prefix + "expert_feed_forward_length").value_or(0);
     add_file_bytes(*file, &shape);
     TERN_RETURN_IF_ERROR(validate_shape(shape, path));
     return shape;

@@ -27,6 +27,11 @@ struct ModelShape {
     bool tied_embeddings = false;
     bool qkv_bias = false;        // qwen2 has q/k/v biases (f32 vectors; they barely change the byte count)
     bool has_rope_freqs = false;  // llama 3.1 stores head_dim/2 RoPE factors as a tensor
+    // A mixture of experts (0 experts: a dense feed-forward of ffn_dim): all experts are held in memory, a token's
+    // step reads its num_experts_used only.
+    int64_t num_experts = 0;
+    int64_t num_experts_used = 0;
+    int64_t expert_ffn_dim = 0;
 
     // Set for a GGUF only: what its tensors really hold.
     std::optional<int64_t> file_num_params;

@@ -17,10 +17,14 @@ std::string memory_term(const Plan& plan) {
 }
 
 std::string model_line(const ModelShape& model) {
+    const std::string ffn = model.num_experts > 0
+                                ? fmt::format("{} experts of {}, {} per token", model.num_experts,
+                                              model.expert_ffn_dim, model.num_experts_used)
+                                : fmt::format("FFN {}", model.ffn_dim);
     return fmt::format(
-        "model: {} ({}, {}): {} layers, {} wide, {} heads / {} KV heads x {} head dim, FFN {}, vocab {}{}", model.name,
+        "model: {} ({}, {}): {} layers, {} wide, {} heads / {} KV heads x {} head dim, {}, vocab {}{}", model.name,
         model.source, model.architecture, model.num_layers, model.embedding_dim, model.num_heads, model.num_kv_heads,
-        model.head_dim, model.ffn_dim, model.vocab_size,
+        model.head_dim, ffn, model.vocab_size,
         model.context_length > 0 ? fmt::format(", context {}", model.context_length) : "");
 }
 

@@ -39,8 +39,20 @@ WeightFootprint weight_footprint(const ModelShape& shape, DType type) {
         acc.matrix(dim, shape.kv_dim(), false, true);
         acc.matrix(dim, shape.kv_dim(), false, true);
         if (shape.qkv_bias) acc.f32_vector(shape.q_dim() + 2 * shape.kv_dim());
+        if (shape.architecture == "qwen3" || shape.architecture == "qwen3moe") acc.f32_vector(2 * shape.head_dim);
         acc.matrix(shape.q_dim(), dim, false, true);
         acc.f32_vector(dim);  // ffn_norm
+        if (shape.num_experts > 0) {
+            acc.matrix(dim, shape.num_experts, false, true);  // the router
+            // Every expert is held; one token's step reads num_experts_used of them.
+            for (int64_t expert = 0; expert < shape.num_experts; ++expert) {
+                const bool read = expert < shape.num_experts_used;
+                acc.matrix(dim, shape.expert_ffn_dim, false, read);
+                acc.matrix(dim, shape.expert_ffn_dim, false, read);
+                acc.matrix(shape.expert_ffn_dim, dim, false, read);
+            }
+            continue;
+        }
         acc.matrix(dim, shape.ffn_dim, false, true);
         acc.matrix(dim, shape.ffn_dim, false, true);
         acc.matrix(shape.ffn_dim, dim, false, true);

@@ -12,7 +12,7 @@ namespace tern {
 
 struct ModelPreset {
     std::string name;
-    std::string architecture;  // "llama", "qwen2" or "qwen3"
+    std::string architecture;  // "llama", "qwen2", "qwen3" or "qwen3moe"
     int64_t vocab_size;
     int64_t context_length;
     int64_t embedding_dim;
@@ -26,6 +26,9 @@ struct ModelPreset {
     bool llama3_rope_scaling;  // Llama 3.1: rope_freqs.weight with factor 8, low 1, high 4, original context 8192
     std::string description;
     int64_t head_dim = 0;  // 0: embedding_dim / num_heads (Qwen3's heads are wider: 128 at 1024 wide)
+    int64_t num_experts = 0;       // a mixture of experts (qwen3moe): how many,
+    int64_t num_experts_used = 0;  // how many each token uses,
+    int64_t expert_ffn_dim = 0;    // and each one's width
     int64_t q_dim() const { return num_heads * (head_dim > 0 ? head_dim : embedding_dim / num_heads); }
     int64_t kv_dim() const { return num_kv_heads * (head_dim > 0 ? head_dim : embedding_dim / num_heads); }
 };

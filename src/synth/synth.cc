@@ -45,10 +45,21 @@ public:
     SynthBuilder(const SynthOptions& options, ThreadPool* pool) : options_(options), pool_(pool) {}
 
     void matrix(const std::string& name, int64_t row_length, int64_t num_rows, bool is_output = false) {
-        const DType type = synth_tensor_type(options_.weight_type, row_length, is_output);
+        rows(name, {row_length, num_rows}, num_rows, synth_tensor_type(options_.weight_type, row_length, is_output));
+    }
+
+    // `count` matrices of num_rows rows in one 3-D tensor: a mixture of experts' gate, up or down matrices.
+    void experts(const std::string& name, int64_t row_length, int64_t num_rows, int64_t count) {
+        rows(name, {row_length, num_rows, count}, num_rows * count,
+             synth_tensor_type(options_.weight_type, row_length, false));
+    }
+
+    // A tensor of num_rows random rows of dims[0] values each.
+    void rows(const std::string& name, std::vector<int64_t> dims, int64_t num_rows, DType type) {
+        const int64_t row_length = dims[0];
         const uint64_t seed = hash_name(name, options_.seed);
         ThreadPool* pool = pool_;
-        writer_.add_tensor(name, type, {row_length, num_rows}, [=](uint8_t* dst) {
+        writer_.add_tensor(name, type, dims, [=](uint8_t* dst) {
             const int64_t stride = row_bytes(type, row_length);
             pool->parallel_for(num_rows, [&](int64_t begin, int64_t end, int) {
                 std::vector<float> row(static_cast<size_t>(row_length));
@@ -102,13 +113,18 @@ void add_hparams(const ModelPreset& preset, const SynthOptions& options, GgufWri
     writer->add_u32(arch + ".attention.head_count_kv", static_cast<uint32_t>(preset.num_kv_heads));
     const int64_t head_dim = preset.q_dim() / preset.num_heads;
     writer->add_u32(arch + ".rope.dimension_count", static_cast<uint32_t>(head_dim));
-    if (head_dim != preset.embedding_dim / preset.num_heads || arch == "qwen3") {
+    if (head_dim != preset.embedding_dim / preset.num_heads || arch == "qwen3" || arch == "qwen3moe") {
         writer->add_u32(arch + ".attention.key_length", static_cast<uint32_t>(head_dim));
         writer->add_u32(arch + ".attention.value_length", static_cast<uint32_t>(head_dim));
     }
     writer->add_f32(arch + ".rope.freq_base", preset.rope_freq_base);
     writer->add_f32(arch + ".attention.layer_norm_rms_epsilon", preset.rms_norm_eps);
     writer->add_u32(arch + ".vocab_size", static_cast<uint32_t>(preset.vocab_size));
+    if (preset.num_experts > 0) {
+        writer->add_u32(arch + ".expert_count", static_cast<uint32_t>(preset.num_experts));
+        writer->add_u32(arch + ".expert_used_count", static_cast<uint32_t>(preset.num_experts_used));
+        writer->add_u32(arch + ".expert_feed_forward_length", static_cast<uint32_t>(preset.expert_ffn_dim));
+    }
 }
 
 void add_layer(const ModelPreset& preset, int64_t layer_idx, SynthBuilder* builder) {
@@ -125,12 +141,19 @@ void add_layer(const ModelPreset& preset, int64_t layer_idx, SynthBuilder* build
         builder->random_vector(prefix + "attn_k.bias", kv_dim);
         builder->random_vector(prefix + "attn_v.bias", kv_dim);
     }
-    if (preset.architecture == "qwen3") {  // around 1, as trained norms are: random ones near 0 would flatten q and k
+    if (preset.architecture == "qwen3" || preset.architecture == "qwen3moe") {  // around 1, as trained norms are
         builder->norm_vector(prefix + "attn_q_norm.weight", q_dim / preset.num_heads);
         builder->norm_vector(prefix + "attn_k_norm.weight", q_dim / preset.num_heads);
     }
     builder->matrix(prefix + "attn_output.weight", q_dim, dim);
     builder->vector(prefix + "ffn_norm.weight", std::vector<float>(static_cast<size_t>(dim), 1.0f));
+    if (preset.num_experts > 0) {
+        builder->matrix(prefix + "ffn_gate_inp.weight", dim, preset.num_experts);
+        builder->experts(prefix + "ffn_gate_exps.weight", dim, preset.expert_ffn_dim, preset.num_experts);
+        builder->experts(prefix + "ffn_up_exps.weight", dim, preset.expert_ffn_dim, preset.num_experts);
+        builder->experts(prefix + "ffn_down_exps.weight", preset.expert_ffn_dim, dim, preset.num_experts);
+        return;
+    }
     builder->matrix(prefix + "ffn_gate.weight", dim, preset.ffn_dim);
     builder->matrix(prefix + "ffn_up.weight", dim, preset.ffn_dim);
     builder->matrix(prefix + "ffn_down.weight", preset.ffn_dim, dim);

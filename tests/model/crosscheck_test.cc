@@ -33,6 +33,10 @@ std::unique_ptr<Model> synth_model(const nlohmann::json& data, const std::string
     if (!preset) return nullptr;
     if (data["layers"].get<int64_t>() > 0) preset->num_layers = data["layers"].get<int64_t>();
     if (data["vocab_size"].get<int64_t>() > 0) preset->vocab_size = data["vocab_size"].get<int64_t>();
+    if (data.value("experts", 0) > 0) {  // as tern synth --experts
+        preset->num_experts = data["experts"].get<int64_t>();
+        preset->num_experts_used = std::min(preset->num_experts_used, preset->num_experts);
+    }
     ThreadPool pool(2);
     const Status written = write_synth_model(*preset, SynthOptions{DType::kF32, data["seed"].get<uint64_t>()}, path, &pool);
     EXPECT_TRUE(written.is_ok()) << written.message();

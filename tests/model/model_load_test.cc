@@ -74,5 +74,46 @@ TEST(ModelLoad, MissingHyperParameterIsNamed) {
     EXPECT_NE(model.status().message().find("qwen2.context_length"), std::string::npos) << model.status().message();
 }
 
+// A mixture of experts: the expert keys must agree with each other and with the 3-D expert tensors.
+GgufWriter moe_file(int64_t experts, int64_t used, std::vector<int64_t> down_dims) {
+    GgufWriter writer = minimal_llama_metadata("qwen3moe");
+    writer.add_u32("qwen3moe.expert_count", static_cast<uint32_t>(experts));
+    writer.add_u32("qwen3moe.expert_used_count", static_cast<uint32_t>(used));
+    writer.add_u32("qwen3moe.expert_feed_forward_length", 16);
+    add_f32(writer, "token_embd.weight", {32, 10});
+    add_f32(writer, "output_norm.weight", {32});
+    add_f32(writer, "blk.0.attn_norm.weight", {32});
+    add_f32(writer, "blk.0.attn_q.weight", {32, 32});
+    add_f32(writer, "blk.0.attn_k.weight", {32, 16});
+    add_f32(writer, "blk.0.attn_v.weight", {32, 16});
+    add_f32(writer, "blk.0.attn_output.weight", {32, 32});
+    add_f32(writer, "blk.0.attn_q_norm.weight", {8});
+    add_f32(writer, "blk.0.attn_k_norm.weight", {8});
+    add_f32(writer, "blk.0.ffn_norm.weight", {32});
+    add_f32(writer, "blk.0.ffn_gate_inp.weight", {32, 4});
+    add_f32(writer, "blk.0.ffn_gate_exps.weight", {32, 16, 4});
+    add_f32(writer, "blk.0.ffn_up_exps.weight", {32, 16, 4});
+    if (!down_dims.empty()) add_f32(writer, "blk.0.ffn_down_exps.weight", down_dims);
+    return writer;
+}
+
+TEST(ModelLoad, ExpertTensorsAndCountsAreChecked) {
+    const auto message = [](const GgufWriter& writer, const std::string& name) {
+        auto model = Model::load(write_temp(writer, name));
+        return model.is_ok() ? std::string("loaded") : model.status().message();
+    };
+    EXPECT_EQ(message(moe_file(4, 2, {16, 32, 4}), "moe-good.gguf"), "loaded");
+    EXPECT_NE(message(moe_file(4, 2, {}), "moe-missing.gguf").find("missing tensor 'blk.0.ffn_down_exps.weight'"),
+              std::string::npos);
+    const std::string misshapen = message(moe_file(4, 2, {16, 32, 3}), "moe-shape.gguf");
+    EXPECT_NE(misshapen.find("'blk.0.ffn_down_exps.weight' has shape [16, 32, 3], expected [16, 32, 4] (4 experts)"),
+              std::string::npos) << misshapen;
+    const std::string counts = message(moe_file(4, 6, {16, 32, 4}), "moe-count.gguf");
+    EXPECT_NE(counts.find("uses 6 of 4 experts"), std::string::npos) << counts;
+    // The file says 8 experts, its tensors hold 4.
+    EXPECT_NE(message(moe_file(8, 2, {16, 32, 4}), "moe-contradiction.gguf").find("expected [32, 8]"),
+              std::string::npos);
+}
+
 }  // namespace
 }  // namespace tern

@@ -3,6 +3,7 @@
 // with src/model, so agreement between the two is evidence that both follow the definition.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -54,11 +55,12 @@ private:
     }
     std::vector<double> vec(const std::string& name) const { return row(name, 0); }
 
-    std::vector<double> matvec(const std::string& name, const std::vector<double>& x) const {
+    // With `expert` >= 0, the product with that expert's matrix of a 3-D tensor.
+    std::vector<double> matvec(const std::string& name, const std::vector<double>& x, int64_t expert = -1) const {
         const int64_t rows = file_.find_tensor(name)->dims[1];
         std::vector<double> y(static_cast<size_t>(rows));
         for (int64_t r = 0; r < rows; ++r) {
-            const std::vector<double> w = row(name, r);
+            const std::vector<double> w = row(name, r + std::max<int64_t>(expert, 0) * rows);
             for (size_t i = 0; i < x.size(); ++i) y[static_cast<size_t>(r)] += w[i] * x[i];
         }
         if (file_.find_tensor(name.substr(0, name.size() - 6) + "bias")) {
@@ -74,6 +76,35 @@ private:
         const double scale = 1.0 / std::sqrt(sum / static_cast<double>(x.size()) + eps_);
         std::vector<double> out(x.size());
         for (size_t i = 0; i < x.size(); ++i) out[i] = x[i] * scale * weight[i];
+        return out;
+    }
+
+    // down(silu(gate x) * up x), of the dense matrices or (expert >= 0) of one expert's slice of the 3-D tensors.
+    std::vector<double> mlp(const std::string& p, const std::string& suffix, const std::vector<double>& x,
+                            int64_t expert) const {
+        std::vector<double> gate = matvec(p + "ffn_gate" + suffix + ".weight", x, expert);
+        const std::vector<double> up = matvec(p + "ffn_up" + suffix + ".weight", x, expert);
+        for (size_t i = 0; i < gate.size(); ++i) gate[i] = gate[i] / (1.0 + std::exp(-gate[i])) * up[i];
+        return matvec(p + "ffn_down" + suffix + ".weight", gate, expert);
+    }
+
+    // Qwen3MoeSparseMoeBlock: softmax over the router's logits, the top experts_used, their weights renormalized.
+    std::vector<double> experts(const std::string& p, const std::vector<double>& x) const {
+        const std::vector<double> logits = matvec(p + "ffn_gate_inp.weight", x);
+        std::vector<double> probabilities(logits.size());
+        const double max = *std::max_element(logits.begin(), logits.end());
+        for (size_t e = 0; e < logits.size(); ++e) probabilities[e] = std::exp(logits[e] - max);
+        std::vector<size_t> order(logits.size());
+        for (size_t e = 0; e < order.size(); ++e) order[e] = e;
+        const auto used = static_cast<size_t>(*file_.get_int(arch_ + ".expert_used_count"));
+        std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return probabilities[a] > probabilities[b]; });
+        double chosen = 0;
+        for (size_t rank = 0; rank < used; ++rank) chosen += probabilities[order[rank]];
+        std::vector<double> out(x.size());
+        for (size_t rank = 0; rank < used; ++rank) {
+            const std::vector<double> y = mlp(p, "_exps", x, static_cast<int64_t>(order[rank]));
+            for (size_t i = 0; i < out.size(); ++i) out[i] += probabilities[order[rank]] / chosen * y[i];
+        }
         return out;
     }
 
@@ -97,7 +128,7 @@ private:
                 double frequency = std::pow(base_, -2.0 * static_cast<double>(i) / static_cast<double>(head_dim_));
                 if (!factors.empty()) frequency /= factors[static_cast<size_t>(i)];
                 const double angle = static_cast<double>(position) * frequency;
-                const bool halves = arch_ == "qwen2" || arch_ == "qwen3";
+                const bool halves = arch_ == "qwen2" || arch_ == "qwen3" || arch_ == "qwen3moe";
                 double& a = halves ? h[i] : h[2 * i];
                 double& b = halves ? h[i + half] : h[2 * i + 1];
                 const double a0 = a, b0 = b;
@@ -115,7 +146,7 @@ private:
             queries.push_back(matvec(p + "attn_q.weight", x));
             keys.push_back(matvec(p + "attn_k.weight", x));
             values.push_back(matvec(p + "attn_v.weight", x));
-            if (arch_ == "qwen3") {  // Qwen3Attention: q_norm / k_norm over each head before the rotation
+            if (arch_ == "qwen3" || arch_ == "qwen3moe") {  // Qwen3Attention: q_norm / k_norm per head, then RoPE
                 norm_heads(queries.back(), vec(p + "attn_q_norm.weight"));
                 norm_heads(keys.back(), vec(p + "attn_k_norm.weight"));
             }
@@ -149,10 +180,7 @@ private:
             const std::vector<double> projected = matvec(p + "attn_output.weight", attended);
             for (size_t i = 0; i < projected.size(); ++i) hidden[t][i] += projected[i];
             const std::vector<double> x = norm(hidden[t], vec(p + "ffn_norm.weight"));
-            std::vector<double> gate = matvec(p + "ffn_gate.weight", x);
-            const std::vector<double> up = matvec(p + "ffn_up.weight", x);
-            for (size_t i = 0; i < gate.size(); ++i) gate[i] = gate[i] / (1.0 + std::exp(-gate[i])) * up[i];
-            const std::vector<double> down = matvec(p + "ffn_down.weight", gate);
+            const std::vector<double> down = arch_ == "qwen3moe" ? experts(p, x) : mlp(p, "", x, -1);
             for (size_t i = 0; i < down.size(); ++i) hidden[t][i] += down[i];
         }
     }

@@ -65,6 +65,27 @@ TEST(ModelShape, GgufOfASynthModelGivesItsShapeAndExactBytes) {
     EXPECT_EQ(shape.file_num_params, computed.num_params);
 }
 
+// Qwen3's head norms counted; a mixture of experts holds every expert and a step reads the ones a token uses.
+TEST(ModelShape, Qwen3AndAMixtureOfExpertsMatchTheirSynthFiles) {
+    ThreadPool pool(1);
+    for (const char* preset : {"tiny-qwen3", "tiny-qwen3moe"}) {
+        SCOPED_TRACE(preset);
+        const std::string path = temp_path(std::string(preset) + ".gguf");
+        ASSERT_TRUE(write_synth_model(*find_preset(preset), SynthOptions{DType::kQ8_0, 1}, path, &pool).is_ok());
+        const ModelShape shape = model_shape_from_gguf(path).value();
+        const ModelShape from_preset = model_shape_from_preset(preset).value();
+        const WeightFootprint computed = weight_footprint(from_preset, DType::kQ8_0);
+        EXPECT_EQ(shape.file_weight_bytes, computed.bytes);
+        EXPECT_EQ(shape.file_matmul_bytes, computed.matmul_bytes);
+        EXPECT_EQ(shape.file_num_params, computed.num_params);
+        EXPECT_EQ(shape.num_experts, from_preset.num_experts);
+    }
+    // 2 of 8 experts read: the step reads well under half the weights.
+    const WeightFootprint moe = weight_footprint(model_shape_from_preset("qwen3-30b-a3b").value(), DType::kQ8_0);
+    EXPECT_NEAR(static_cast<double>(moe.num_params) / 1e9, 30.5, 0.1);
+    EXPECT_NEAR(static_cast<double>(moe.matmul_params) / 1e9, 3.0, 0.1);
+}
+
 TEST(ModelShape, UntiedQ4SynthModelMatchesTooAndSkipsTheEmbeddingTable) {
     const std::string path = temp_path("tiny_llama3_q4_0.gguf");
     ThreadPool pool(1);
