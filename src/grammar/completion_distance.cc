@@ -29,8 +29,9 @@ DistanceTables::DistanceTables(const Grammar& grammar)
                 for (uint32_t p = end; p-- > start;) {
                     const Position& at = grammar.at(p);
                     // An empty byte set matches nothing: no text gets past it.
-                    uint32_t element = min_length_[at.index];
-                    if (at.kind == Position::kBytes) element = grammar.bytes_at(p).any() ? 1 : kNoCompletion;
+                    // A byte set's index is into the byte sets, not the rules.
+                    uint32_t element = at.kind == Position::kBytes ? (grammar.bytes_at(p).any() ? 1 : kNoCompletion)
+                                                                   : min_length_[at.index];
                     if (at.kind == Position::kRepeat) element = times(at.min, element);
                     rest_[p] = add(element, rest_[p + 1]);
                 }
