@@ -20,6 +20,7 @@ constexpr ArchitectureInfo kArchitectures[] = {
     {"MistralForCausalLM", "llama", 4096 * 32},
     {"Qwen2ForCausalLM", "qwen2", 32768},
     {"Qwen3ForCausalLM", "qwen3", 40960},
+    {"Phi3ForCausalLM", "phi3", 4096},
 };
 
 // Typed reads of config.json keys; an absent or null key keeps the caller's default.
@@ -98,7 +99,7 @@ Status read_architecture(const ConfigReader& reader, HfConfig* config) {
         config->context_length = info.default_context;
         return Status::ok();
     }
-    return invalid_argument(fmt::format("{}: unknown architecture {}; tern converts llama, qwen2 and qwen3 families",
+    return invalid_argument(fmt::format("{}: unknown architecture {}; tern converts llama, qwen2, qwen3 and phi3 families",
                                         reader.label(), config->hf_architecture));
 }
 

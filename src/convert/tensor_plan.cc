@@ -26,6 +26,15 @@ void plan_layer(const HfConfig& config, int64_t layer_idx, PlanBuilder& builder)
     const bool is_llama = config.architecture == "llama";
     const int64_t hidden = config.hidden_size;
     builder.vector(hf + "input_layernorm.weight", gguf + "attn_norm.weight", hidden);
+    if (config.architecture == "phi3") {  // q/k/v and gate/up stay fused, as llama.cpp's phi3 files hold them
+        builder.matrix(hf + "self_attn.qkv_proj.weight", gguf + "attn_qkv.weight", config.q_dim() + 2 * config.kv_dim(),
+                       hidden);
+        builder.matrix(hf + "self_attn.o_proj.weight", gguf + "attn_output.weight", hidden, config.q_dim());
+        builder.vector(hf + "post_attention_layernorm.weight", gguf + "ffn_norm.weight", hidden);
+        builder.matrix(hf + "mlp.gate_up_proj.weight", gguf + "ffn_up.weight", 2 * config.intermediate_size, hidden);
+        builder.matrix(hf + "mlp.down_proj.weight", gguf + "ffn_down.weight", hidden, config.intermediate_size);
+        return;
+    }
     builder.matrix(hf + "self_attn.q_proj.weight", gguf + "attn_q.weight", config.q_dim(), hidden,
                    is_llama ? config.num_heads : 0);
     builder.matrix(hf + "self_attn.k_proj.weight", gguf + "attn_k.weight", config.kv_dim(), hidden,

@@ -1,5 +1,7 @@
 #include "model/hparams.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "base/printable.h"
@@ -51,6 +53,16 @@ Status read_experts(const GgufFile& file, const std::string& prefix, HParams* hp
     return Status::ok();
 }
 
+// A model trained with sliding-window attention (Phi-3-mini: 2,047 tokens) sees no further back than its window.
+// Until the KV cache keeps windows (issue #22), its context stops at the window, where full attention and the
+// window still agree, rather than silently attend further than the model was trained to.
+Status limit_to_sliding_window(const GgufFile& file, const std::string& prefix, HParams* hparams) {
+    const std::optional<int64_t> window = file.get_int(prefix + "attention.sliding_window");
+    if (!window || *window <= 0) return Status::ok();
+    hparams->context_length = std::min(hparams->context_length, *window + 1);
+    return Status::ok();
+}
+
 }  // namespace
 
 Result<HParams> hparams_from_gguf(const GgufFile& file) {
@@ -70,9 +82,12 @@ Result<HParams> hparams_from_gguf(const GgufFile& file) {
     } else if (*arch == "qwen3moe") {
         hparams.architecture = Architecture::kQwen3Moe;
         hparams.rope_style = RopeStyle::kHalves;
+    } else if (*arch == "phi3") {
+        hparams.architecture = Architecture::kPhi3;
+        hparams.rope_style = RopeStyle::kHalves;
     } else {
         return invalid_argument(fmt::format("{}: architecture '{}' is not supported (supported: llama, qwen2, qwen3, "
-                                            "qwen3moe)",
+                                            "qwen3moe, phi3)",
                                             file.path(), printable(*arch)));
     }
     const std::string prefix = *arch + ".";
@@ -101,6 +116,7 @@ Result<HParams> hparams_from_gguf(const GgufFile& file) {
     hparams.rope_freq_base = static_cast<float>(file.get_float(prefix + "rope.freq_base").value_or(10000.0));
     TERN_RETURN_IF_ERROR(read_rope_scaling(file, prefix, &hparams));
     if (hparams.architecture == Architecture::kQwen3Moe) TERN_RETURN_IF_ERROR(read_experts(file, prefix, &hparams));
+    TERN_RETURN_IF_ERROR(limit_to_sliding_window(file, prefix, &hparams));
     const auto* tokens = file.get_array("tokenizer.ggml.tokens", GgufType::kString);
     hparams.vocab_size = file.get_int(prefix + "vocab_size").value_or(tokens ? static_cast<int64_t>(tokens->size()) : 0);
     return hparams;

@@ -10,8 +10,9 @@
 namespace tern {
 
 // qwen3 is qwen2 without the q/k/v biases and with an RMSNorm over each q and k head before RoPE; qwen3moe is
-// qwen3 whose feed-forward is a mixture of experts.
-enum class Architecture { kLlama, kQwen2, kQwen3, kQwen3Moe };
+// qwen3 whose feed-forward is a mixture of experts; phi3 is llama with fused q/k/v and gate/up matrices and RoPE
+// over halves.
+enum class Architecture { kLlama, kQwen2, kQwen3, kQwen3Moe, kPhi3 };
 
 // How RoPE pairs the dimensions of a head: llama GGUFs store q/k permuted so adjacent elements pair up
 // (ggml's "normal" mode); qwen2 pairs element i with i + rope_dim/2 (ggml's "neox" mode).

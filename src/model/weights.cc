@@ -35,6 +35,23 @@ public:
         return Status::ok();
     }
 
+    // A matrix stored as several stacked along its rows (phi3's attn_qkv, ffn_up): one PackedWeights per part.
+    using FusedPart = std::pair<int64_t, PackedWeights*>;  // rows, where they go
+    Status fused(const std::string& name, int64_t row_length, const std::vector<FusedPart>& parts) {
+        int64_t total = 0;
+        for (const auto& part : parts) total += part.first;
+        MatrixView whole;
+        TERN_RETURN_IF_ERROR(matrix_view(name, row_length, total, &whole));
+        int64_t first_row = 0;
+        for (const auto& [rows, out] : parts) {
+            const MatrixView view{whole.type, whole.data + first_row * whole.row_stride, row_length, rows,
+                                  whole.row_stride};
+            *out = kernels::pack_weights(view, repack_);
+            first_row += rows;
+        }
+        return Status::ok();
+    }
+
     // A 3-D tensor of num_experts matrices of num_rows rows each, one PackedWeights per expert.
     Status experts(const std::string& name, int64_t row_length, int64_t num_rows, std::vector<PackedWeights>* out) {
         const GgufTensorInfo* info = nullptr;
@@ -91,10 +108,24 @@ private:
     bool repack_;
 };
 
+// Phi-3: q, k and v stacked in attn_qkv, the gate and up halves of the feed-forward stacked in ffn_up (gate first, as
+// Phi3MLP's gate_up_proj splits them); otherwise llama's layer.
+Status bind_phi3_layer(Binder& binder, const HParams& hp, const std::string& prefix, LayerWeights* layer) {
+    const int64_t dim = hp.embedding_dim;
+    TERN_RETURN_IF_ERROR(binder.fused(prefix + "attn_qkv.weight", dim,
+                                      {{hp.q_dim(), &layer->wq}, {hp.kv_dim(), &layer->wk}, {hp.kv_dim(), &layer->wv}}));
+    TERN_RETURN_IF_ERROR(binder.matrix(prefix + "attn_output.weight", hp.q_dim(), dim, &layer->wo));
+    TERN_RETURN_IF_ERROR(binder.vector(prefix + "ffn_norm.weight", dim, &layer->ffn_norm));
+    TERN_RETURN_IF_ERROR(
+        binder.fused(prefix + "ffn_up.weight", dim, {{hp.ffn_dim, &layer->w_gate}, {hp.ffn_dim, &layer->w_up}}));
+    return binder.matrix(prefix + "ffn_down.weight", hp.ffn_dim, dim, &layer->w_down);
+}
+
 Status bind_layer(Binder& binder, const HParams& hp, int64_t layer_idx, LayerWeights* layer) {
     const std::string prefix = fmt::format("blk.{}.", layer_idx);
     const int64_t dim = hp.embedding_dim;
     TERN_RETURN_IF_ERROR(binder.vector(prefix + "attn_norm.weight", dim, &layer->attn_norm));
+    if (hp.architecture == Architecture::kPhi3) return bind_phi3_layer(binder, hp, prefix, layer);
     TERN_RETURN_IF_ERROR(binder.matrix(prefix + "attn_q.weight", dim, hp.q_dim(), &layer->wq));
     TERN_RETURN_IF_ERROR(binder.matrix(prefix + "attn_k.weight", dim, hp.kv_dim(), &layer->wk));
     TERN_RETURN_IF_ERROR(binder.matrix(prefix + "attn_v.weight", dim, hp.kv_dim(), &layer->wv));
@@ -187,6 +218,10 @@ Result<ModelWeights> bind_weights(const GgufFile& file, HParams* hparams, bool r
     }
     TERN_RETURN_IF_ERROR(
         binder.vector("rope_freqs.weight", hparams->rope_dim / 2, &weights.rope_freq_factors, /*optional=*/true));
+    if (file.find_tensor("rope_factors_long.weight") != nullptr) {
+        return invalid_argument(file.path() + ": LongRoPE (rope_factors_long / rope_factors_short, Phi-3 128k) is not "
+                                              "supported yet; a 4k-context Phi-3 model is");
+    }
     weights.layers.resize(static_cast<size_t>(hparams->num_layers));
     for (int64_t layer_idx = 0; layer_idx < hparams->num_layers; ++layer_idx) {
         TERN_RETURN_IF_ERROR(bind_layer(binder, *hparams, layer_idx, &weights.layers[static_cast<size_t>(layer_idx)]));

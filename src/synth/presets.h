@@ -12,7 +12,7 @@ namespace tern {
 
 struct ModelPreset {
     std::string name;
-    std::string architecture;  // "llama", "qwen2", "qwen3" or "qwen3moe"
+    std::string architecture;  // "llama", "qwen2", "qwen3", "qwen3moe" or "phi3"
     int64_t vocab_size;
     int64_t context_length;
     int64_t embedding_dim;

@@ -133,6 +133,14 @@ void add_layer(const ModelPreset& preset, int64_t layer_idx, SynthBuilder* build
     const int64_t q_dim = preset.q_dim();
     const int64_t kv_dim = preset.kv_dim();
     builder->vector(prefix + "attn_norm.weight", std::vector<float>(static_cast<size_t>(dim), 1.0f));
+    if (preset.architecture == "phi3") {  // fused, as Phi-3 checkpoints and llama.cpp's files hold them
+        builder->matrix(prefix + "attn_qkv.weight", dim, q_dim + 2 * kv_dim);
+        builder->matrix(prefix + "attn_output.weight", q_dim, dim);
+        builder->vector(prefix + "ffn_norm.weight", std::vector<float>(static_cast<size_t>(dim), 1.0f));
+        builder->matrix(prefix + "ffn_up.weight", dim, 2 * preset.ffn_dim);
+        builder->matrix(prefix + "ffn_down.weight", preset.ffn_dim, dim);
+        return;
+    }
     builder->matrix(prefix + "attn_q.weight", dim, q_dim);
     builder->matrix(prefix + "attn_k.weight", dim, kv_dim);
     builder->matrix(prefix + "attn_v.weight", dim, kv_dim);
@@ -183,6 +191,9 @@ Status write_synth_model(const ModelPreset& preset, const SynthOptions& options,
                                             dtype_name(options.weight_type)));
     }
     TERN_ASSIGN_OR_RETURN(SynthVocab vocab, make_synth_vocab(preset.vocab_size));
+    // Phi-3's chat tokens end its vocabulary (llama.cpp's loader looks them up by text for this architecture).
+    if (preset.architecture == "phi3") replace_last_tokens(&vocab, {"<|endoftext|>", "<|assistant|>", "<|system|>",
+                                                                   "<|end|>", "<|user|>"});
     SynthBuilder builder(options, pool);
     add_hparams(preset, options, &builder.writer());
     add_vocab_metadata(vocab, &builder.writer());

@@ -57,6 +57,15 @@ Result<SynthVocab> make_synth_vocab(int64_t vocab_size) {
     return builder.take();
 }
 
+void replace_last_tokens(SynthVocab* vocab, const std::vector<std::string>& texts) {
+    const size_t first = vocab->tokens.size() - texts.size();
+    for (size_t idx = 0; idx < texts.size(); ++idx) {
+        vocab->tokens[first + idx] = texts[idx];
+        vocab->scores[first + idx] = 0.0f;
+        vocab->token_types[first + idx] = 3;
+    }
+}
+
 void add_vocab_metadata(const SynthVocab& vocab, GgufWriter* writer) {
     writer->add_string("tokenizer.ggml.model", "llama");
     writer->add_string("tokenizer.ggml.pre", "default");

@@ -21,6 +21,9 @@ struct SynthVocab {
 // Needs at least 512 tokens so that the control, byte and ASCII pieces fit.
 Result<SynthVocab> make_synth_vocab(int64_t vocab_size);
 
+// Makes the last tokens of `vocab` control tokens spelled `texts` (an architecture's chat markers).
+void replace_last_tokens(SynthVocab* vocab, const std::vector<std::string>& texts);
+
 // Writes the tokenizer.ggml.* keys of `vocab` (model "llama", BOS 1, EOS 2, UNK 0, add BOS).
 void add_vocab_metadata(const SynthVocab& vocab, GgufWriter* writer);
 

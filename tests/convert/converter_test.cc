@@ -186,6 +186,22 @@ TEST_F(ConvertTiny, Qwen3AddsHeadNormsAndWideHeads) {
     EXPECT_EQ(model.value()->hparams().q_dim(), 32);
 }
 
+TEST_F(ConvertTiny, Phi3KeepsItsFusedMatrices) {
+    TinyModelSpec spec;
+    spec.architecture = "Phi3ForCausalLM";
+    const auto tensors = testing::write_tiny_model(hf_dir(), spec);
+    auto file = convert_and_open();
+    ASSERT_NE(file, nullptr);
+    EXPECT_EQ(file->get_string("general.architecture"), "phi3");
+    // Rows as Hugging Face holds them: q | k | v and gate | up, no permutation (phi3 rotates halves).
+    EXPECT_EQ(gguf_values(*file->find_tensor("blk.0.attn_qkv.weight")),
+              tensors.at("model.layers.0.self_attn.qkv_proj.weight").values);
+    EXPECT_EQ(gguf_values(*file->find_tensor("blk.1.ffn_up.weight")),
+              tensors.at("model.layers.1.mlp.gate_up_proj.weight").values);
+    auto model = Model::load(out_path());
+    ASSERT_TRUE(model.is_ok()) << model.status().message();
+}
+
 TEST_F(ConvertTiny, ShardedCheckpointConvertsLikeOneFile) {
     const auto tensors = testing::write_tiny_model(hf_dir(), {});
     ASSERT_TRUE(convert().is_ok());
@@ -249,7 +265,7 @@ TEST_F(ConvertTiny, UnknownArchitecture) {
     nlohmann::json config = testing::tiny_config({});
     config["architectures"] = {"PhiForCausalLM"};
     testing::write_text(hf_dir() / "config.json", config.dump());
-    expect_failure("unknown architecture PhiForCausalLM; tern converts llama, qwen2 and qwen3 families");
+    expect_failure("unknown architecture PhiForCausalLM; tern converts llama, qwen2, qwen3 and phi3 families");
 }
 
 TEST_F(ConvertTiny, MissingWrongOrExtraTensors) {

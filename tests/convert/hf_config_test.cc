@@ -54,7 +54,7 @@ TEST(HfConfig, UnknownArchitectureIsAnError) {
     json config = testing::tiny_config({});
     config["architectures"] = {"GPT2LMHeadModel"};
     EXPECT_EQ(config_error(config),
-              "config.json: unknown architecture GPT2LMHeadModel; tern converts llama, qwen2 and qwen3 families");
+              "config.json: unknown architecture GPT2LMHeadModel; tern converts llama, qwen2, qwen3 and phi3 families");
     config.erase("architectures");
     EXPECT_NE(config_error(config).find("missing 'architectures'"), std::string::npos);
 }

@@ -30,6 +30,7 @@ struct TinyModelSpec {
 
     bool is_qwen2() const { return architecture == "Qwen2ForCausalLM"; }
     bool is_qwen3() const { return architecture == "Qwen3ForCausalLM"; }
+    bool is_phi3() const { return architecture == "Phi3ForCausalLM"; }
     int64_t head_dim() const { return explicit_head_dim > 0 ? explicit_head_dim : hidden / heads; }
 };
 
@@ -85,6 +86,13 @@ inline std::map<std::string, TinyTensor> tiny_tensors(const TinyModelSpec& spec)
         const std::string prefix = "model.layers." + std::to_string(layer) + ".";
         add(prefix + "input_layernorm.weight", {spec.hidden});
         add(prefix + "post_attention_layernorm.weight", {spec.hidden});
+        if (spec.is_phi3()) {  // fused
+            add(prefix + "self_attn.qkv_proj.weight", {q_dim + 2 * kv_dim, spec.hidden});
+            add(prefix + "self_attn.o_proj.weight", {spec.hidden, q_dim});
+            add(prefix + "mlp.gate_up_proj.weight", {2 * spec.ffn, spec.hidden});
+            add(prefix + "mlp.down_proj.weight", {spec.hidden, spec.ffn});
+            continue;
+        }
         add(prefix + "self_attn.q_proj.weight", {q_dim, spec.hidden});
         add(prefix + "self_attn.k_proj.weight", {kv_dim, spec.hidden});
         add(prefix + "self_attn.v_proj.weight", {kv_dim, spec.hidden});

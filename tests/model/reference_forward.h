@@ -82,6 +82,13 @@ private:
     // down(silu(gate x) * up x), of the dense matrices or (expert >= 0) of one expert's slice of the 3-D tensors.
     std::vector<double> mlp(const std::string& p, const std::string& suffix, const std::vector<double>& x,
                             int64_t expert) const {
+        if (arch_ == "phi3") {  // Phi3MLP: gate_up_proj, split gate | up
+            const std::vector<double> gate_up = matvec(p + "ffn_up.weight", x);
+            const size_t half = gate_up.size() / 2;
+            std::vector<double> gate(gate_up.begin(), gate_up.begin() + static_cast<std::ptrdiff_t>(half));
+            for (size_t i = 0; i < half; ++i) gate[i] = gate[i] / (1.0 + std::exp(-gate[i])) * gate_up[half + i];
+            return matvec(p + "ffn_down.weight", gate);
+        }
         std::vector<double> gate = matvec(p + "ffn_gate" + suffix + ".weight", x, expert);
         const std::vector<double> up = matvec(p + "ffn_up" + suffix + ".weight", x, expert);
         for (size_t i = 0; i < gate.size(); ++i) gate[i] = gate[i] / (1.0 + std::exp(-gate[i])) * up[i];
@@ -128,7 +135,7 @@ private:
                 double frequency = std::pow(base_, -2.0 * static_cast<double>(i) / static_cast<double>(head_dim_));
                 if (!factors.empty()) frequency /= factors[static_cast<size_t>(i)];
                 const double angle = static_cast<double>(position) * frequency;
-                const bool halves = arch_ == "qwen2" || arch_ == "qwen3" || arch_ == "qwen3moe";
+                const bool halves = arch_ == "qwen2" || arch_ == "qwen3" || arch_ == "qwen3moe" || arch_ == "phi3";
                 double& a = halves ? h[i] : h[2 * i];
                 double& b = halves ? h[i + half] : h[2 * i + 1];
                 const double a0 = a, b0 = b;
@@ -143,9 +150,18 @@ private:
         std::vector<std::vector<double>> keys, values, queries;
         for (size_t t = 0; t < hidden.size(); ++t) {
             const std::vector<double> x = norm(hidden[t], vec(p + "attn_norm.weight"));
-            queries.push_back(matvec(p + "attn_q.weight", x));
-            keys.push_back(matvec(p + "attn_k.weight", x));
-            values.push_back(matvec(p + "attn_v.weight", x));
+            if (arch_ == "phi3") {  // Phi3Attention: one qkv_proj, split q | k | v
+                const std::vector<double> qkv = matvec(p + "attn_qkv.weight", x);
+                const auto q_end = qkv.begin() + num_heads_ * head_dim_;
+                const auto k_end = q_end + num_kv_heads_ * head_dim_;
+                queries.emplace_back(qkv.begin(), q_end);
+                keys.emplace_back(q_end, k_end);
+                values.emplace_back(k_end, qkv.end());
+            } else {
+                queries.push_back(matvec(p + "attn_q.weight", x));
+                keys.push_back(matvec(p + "attn_k.weight", x));
+                values.push_back(matvec(p + "attn_v.weight", x));
+            }
             if (arch_ == "qwen3" || arch_ == "qwen3moe") {  // Qwen3Attention: q_norm / k_norm per head, then RoPE
                 norm_heads(queries.back(), vec(p + "attn_q_norm.weight"));
                 norm_heads(keys.back(), vec(p + "attn_k_norm.weight"));

@@ -133,6 +133,8 @@ INSTANTIATE_TEST_SUITE_P(Architectures, ReferenceForwardTest,
                                            ForwardCase{"tiny-qwen3", DType::kQ8_0},
                                            ForwardCase{"tiny-qwen3moe", DType::kF32},
                                            ForwardCase{"tiny-qwen3moe", DType::kQ8_0},
+                                           ForwardCase{"tiny-phi3", DType::kF32},
+                                           ForwardCase{"tiny-phi3", DType::kQ8_0},
                                            ForwardCase{"tiny-llama3", DType::kF32},
                                            ForwardCase{"tiny-llama3", DType::kQ6_K}),
                          [](const auto& info) {
