@@ -44,6 +44,14 @@ Status read_experts(const GgufFile& file, const std::string& prefix, HParams* hp
     TERN_RETURN_IF_ERROR(read_positive(file, prefix + "expert_count", &hparams->num_experts));
     TERN_RETURN_IF_ERROR(read_positive(file, prefix + "expert_used_count", &hparams->num_experts_used));
     TERN_RETURN_IF_ERROR(read_positive(file, prefix + "expert_feed_forward_length", &hparams->expert_ffn_dim));
+    if (hparams->architecture == Architecture::kQwen2Moe) {  // llama.cpp's default: the routed experts' width
+        hparams->shared_expert_ffn_dim =
+            file.get_int(prefix + "expert_shared_feed_forward_length").value_or(hparams->expert_ffn_dim);
+        if (hparams->shared_expert_ffn_dim <= 0) {
+            return invalid_argument(fmt::format("{}: {}expert_shared_feed_forward_length must be positive",
+                                                file.path(), prefix));
+        }
+    }
     if (hparams->num_experts_used > hparams->num_experts || hparams->num_experts > 4096) {
         return invalid_argument(fmt::format("{}: {} uses {} of {} experts per token; it must use at most as many as "
                                             "there are (and there may be at most 4096)", file.path(),
@@ -82,12 +90,16 @@ Result<HParams> hparams_from_gguf(const GgufFile& file) {
     } else if (*arch == "qwen3moe") {
         hparams.architecture = Architecture::kQwen3Moe;
         hparams.rope_style = RopeStyle::kHalves;
+    } else if (*arch == "qwen2moe") {
+        hparams.architecture = Architecture::kQwen2Moe;
+        hparams.rope_style = RopeStyle::kHalves;
+        hparams.renormalize_experts = false;
     } else if (*arch == "phi3") {
         hparams.architecture = Architecture::kPhi3;
         hparams.rope_style = RopeStyle::kHalves;
     } else {
         return invalid_argument(fmt::format("{}: architecture '{}' is not supported (supported: llama, qwen2, qwen3, "
-                                            "qwen3moe, phi3)",
+                                            "qwen3moe, qwen2moe, phi3)",
                                             file.path(), printable(*arch)));
     }
     const std::string prefix = *arch + ".";
@@ -115,7 +127,9 @@ Result<HParams> hparams_from_gguf(const GgufFile& file) {
     hparams.rms_norm_eps = static_cast<float>(file.get_float(prefix + "attention.layer_norm_rms_epsilon").value_or(1e-5));
     hparams.rope_freq_base = static_cast<float>(file.get_float(prefix + "rope.freq_base").value_or(10000.0));
     TERN_RETURN_IF_ERROR(read_rope_scaling(file, prefix, &hparams));
-    if (hparams.architecture == Architecture::kQwen3Moe) TERN_RETURN_IF_ERROR(read_experts(file, prefix, &hparams));
+    if (hparams.architecture == Architecture::kQwen3Moe || hparams.architecture == Architecture::kQwen2Moe) {
+        TERN_RETURN_IF_ERROR(read_experts(file, prefix, &hparams));
+    }
     TERN_RETURN_IF_ERROR(limit_to_sliding_window(file, prefix, &hparams));
     const auto* tokens = file.get_array("tokenizer.ggml.tokens", GgufType::kString);
     hparams.vocab_size = file.get_int(prefix + "vocab_size").value_or(tokens ? static_cast<int64_t>(tokens->size()) : 0);

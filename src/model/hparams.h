@@ -10,9 +10,9 @@
 namespace tern {
 
 // qwen3 is qwen2 without the q/k/v biases and with an RMSNorm over each q and k head before RoPE; qwen3moe is
-// qwen3 whose feed-forward is a mixture of experts; phi3 is llama with fused q/k/v and gate/up matrices and RoPE
-// over halves.
-enum class Architecture { kLlama, kQwen2, kQwen3, kQwen3Moe, kPhi3 };
+// qwen3 whose feed-forward is a mixture of experts; qwen2moe is qwen2 whose feed-forward is a mixture of experts plus
+// a shared expert; phi3 is llama with fused q/k/v and gate/up matrices and RoPE over halves.
+enum class Architecture { kLlama, kQwen2, kQwen3, kQwen3Moe, kQwen2Moe, kPhi3 };
 
 // How RoPE pairs the dimensions of a head: llama GGUFs store q/k permuted so adjacent elements pair up
 // (ggml's "normal" mode); qwen2 pairs element i with i + rope_dim/2 (ggml's "neox" mode).
@@ -39,9 +39,14 @@ struct HParams {
     int64_t num_experts = 0;
     int64_t num_experts_used = 0;
     int64_t expert_ffn_dim = 0;
+    // Whether the chosen experts' weights are renormalized to sum to 1 (Qwen3-MoE), or stay softmax probabilities
+    // over all experts (Qwen2-MoE).
+    bool renormalize_experts = true;
+    int64_t shared_expert_ffn_dim = 0;  // Qwen2-MoE: an expert every token runs, gated by a sigmoid; 0: none
 
     bool is_moe() const { return num_experts > 0; }
     bool has_head_norms() const { return architecture == Architecture::kQwen3 || architecture == Architecture::kQwen3Moe; }
+    bool has_qkv_bias() const { return architecture == Architecture::kQwen2 || architecture == Architecture::kQwen2Moe; }
 
     int64_t q_dim() const { return num_heads * head_dim; }
     int64_t kv_dim() const { return num_kv_heads * head_dim; }

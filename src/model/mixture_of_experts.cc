@@ -1,7 +1,9 @@
-// The feed-forward of a mixture-of-experts layer (qwen3moe). Each token's router logits, softmaxed over all experts,
-// pick its num_experts_used best; their probabilities, renormalized to sum to 1 (Qwen3-MoE's norm_topk_prob, as
-// llama.cpp does), weigh the experts' outputs. The step's tokens are grouped by expert, so an expert's matrices are
-// read once per step however many of the tokens chose it: what makes batched decoding of an MoE model cheap.
+// The feed-forward of a mixture-of-experts layer (qwen3moe, qwen2moe). Each token's router logits, softmaxed over all
+// experts, pick its num_experts_used best; their probabilities, renormalized to sum to 1 for Qwen3-MoE
+// (norm_topk_prob) and as they are for Qwen2-MoE, as llama.cpp does, weigh the experts' outputs. Qwen2-MoE adds a
+// shared expert that every token runs, scaled by sigmoid(x . gate). The step's tokens are grouped by expert, so an
+// expert's matrices are read once per step however many of the tokens chose it: what makes batched decoding of an
+// MoE model cheap.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -23,6 +25,7 @@ void Model::expert_feed_forward(int64_t layer_idx, int64_t num_tokens, ThreadPoo
     for (int64_t expert = 0; expert < hp.num_experts; ++expert) {
         if (!ws.expert_tokens[static_cast<size_t>(expert)].empty()) run_expert(layer, expert, pool);
     }
+    if (hp.shared_expert_ffn_dim > 0) run_shared_expert(layer, num_tokens, pool);
     // The block's output, which the next block's norm_input adds to the hidden state.
     std::copy(ws.expert_sum.begin(), ws.expert_sum.begin() + num_tokens * dim, ws.normed.begin());
 }
@@ -46,7 +49,10 @@ void Model::route_tokens(int64_t num_tokens) {
         });
         // Softmax then renormalizing over the chosen ones is the softmax over the chosen ones alone.
         double chosen_sum = 0.0;
-        for (int64_t rank = 0; rank < hp.num_experts_used; ++rank) chosen_sum += probabilities[static_cast<size_t>(order[rank])];
+        for (int64_t rank = 0; rank < hp.num_experts_used; ++rank) {
+            chosen_sum += probabilities[static_cast<size_t>(order[static_cast<size_t>(rank)])];
+        }
+        if (!hp.renormalize_experts) chosen_sum = std::accumulate(probabilities.begin(), probabilities.end(), 0.0);
         for (int64_t rank = 0; rank < hp.num_experts_used; ++rank) {
             const int64_t expert = order[static_cast<size_t>(rank)];
             const double weight = probabilities[static_cast<size_t>(expert)] / chosen_sum;
@@ -72,20 +78,32 @@ void Model::run_expert(const LayerWeights& layer, int64_t expert, ThreadPool* po
     }
     prepare_input(ws.expert_in.data(), count, dim,
                   kernels::needs_q8_activations(gate) || kernels::needs_q8_activations(up), pool);
-    matmuls({{&gate, ws.gate.data()}, {&up, ws.up.data()}}, pool);
-    kernels::reserve_activations(ws.gate.data(), count, width, width, kernels::needs_q8_activations(down),
-                                 &ws.activations);
-    pool->parallel_for(count, [&](int64_t begin, int64_t end, int) {
-        const int64_t offset = begin * width, length = (end - begin) * width;
-        kernels_->silu_mul(ws.gate.data() + offset, ws.up.data() + offset, length, ws.gate.data() + offset);
-        kernels::quantize_activation_rows(*kernels_, begin, end, &ws.activations);
-    });
-    matmul(down, ws.expert_out.data(), pool);
+    gated_ffn(gate, up, down, count, width, ws.expert_out.data(), pool);
     for (int64_t row = 0; row < count; ++row) {
         const auto [token, weight] = tokens[static_cast<size_t>(row)];
         float* sum = ws.expert_sum.data() + token * dim;
         const float* out = ws.expert_out.data() + row * dim;
         for (int64_t idx = 0; idx < dim; ++idx) sum[idx] += weight * out[idx];
+    }
+}
+
+// Qwen2-MoE's shared expert over every token (still normed in ws.normed), scaled by sigmoid(x . gate).
+void Model::run_shared_expert(const LayerWeights& layer, int64_t num_tokens, ThreadPool* pool) {
+    const HParams& hp = hparams_;
+    Workspace& ws = *workspace_;
+    const int64_t dim = hp.embedding_dim;
+    prepare_input(ws.normed.data(), num_tokens, dim,
+                  kernels::needs_q8_activations(layer.w_gate) || kernels::needs_q8_activations(layer.w_up), pool);
+    gated_ffn(layer.w_gate, layer.w_up, layer.w_down, num_tokens, hp.shared_expert_ffn_dim, ws.expert_out.data(),
+              pool);
+    for (int64_t token = 0; token < num_tokens; ++token) {
+        const float* x = ws.normed.data() + token * dim;
+        double logit = 0.0;
+        for (int64_t idx = 0; idx < dim; ++idx) logit += static_cast<double>(x[idx]) * layer.shared_expert_gate[idx];
+        const auto scale = static_cast<float>(1.0 / (1.0 + std::exp(-logit)));
+        float* sum = ws.expert_sum.data() + token * dim;
+        const float* out = ws.expert_out.data() + token * dim;
+        for (int64_t idx = 0; idx < dim; ++idx) sum[idx] += scale * out[idx];
     }
 }
 

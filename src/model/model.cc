@@ -302,15 +302,21 @@ void Model::feed_forward_block(int64_t layer_idx, int64_t num_tokens, ThreadPool
     const LayerWeights& layer = weights_.layers[static_cast<size_t>(layer_idx)];
     Workspace& ws = *workspace_;
     norm_input(ws.normed.data(), layer.ffn_norm, num_tokens, needs_q8(layer.w_gate) || needs_q8(layer.w_up), pool);
-    matmuls({{&layer.w_gate, ws.gate.data()}, {&layer.w_up, ws.up.data()}}, pool);
-    kernels::reserve_activations(ws.gate.data(), num_tokens, hp.ffn_dim, hp.ffn_dim, needs_q8(layer.w_down),
-                                 &ws.activations);
-    pool->parallel_for(num_tokens, [&](int64_t begin, int64_t end, int) {
-        const int64_t offset = begin * hp.ffn_dim, length = (end - begin) * hp.ffn_dim;
+    gated_ffn(layer.w_gate, layer.w_up, layer.w_down, num_tokens, hp.ffn_dim, ws.normed.data(), pool);
+}
+
+// down(SiLU(gate x) * up x) of the prepared input rows (`count` of them), `width` wide in between, into `out`.
+void Model::gated_ffn(const PackedWeights& gate, const PackedWeights& up, const PackedWeights& down, int64_t count,
+                      int64_t width, float* out, ThreadPool* pool) {
+    Workspace& ws = *workspace_;
+    matmuls({{&gate, ws.gate.data()}, {&up, ws.up.data()}}, pool);
+    kernels::reserve_activations(ws.gate.data(), count, width, width, needs_q8(down), &ws.activations);
+    pool->parallel_for(count, [&](int64_t begin, int64_t end, int) {
+        const int64_t offset = begin * width, length = (end - begin) * width;
         kernels_->silu_mul(ws.gate.data() + offset, ws.up.data() + offset, length, ws.gate.data() + offset);
         kernels::quantize_activation_rows(*kernels_, begin, end, &ws.activations);
     });
-    matmul(layer.w_down, ws.normed.data(), pool);
+    matmul(down, out, pool);
 }
 
 Status Model::compute_outputs(const TokenBatch& batch, ThreadPool* pool, std::vector<float>* logits,

@@ -94,10 +94,13 @@ private:
     void normalize_heads(const std::vector<float>& weight, float* heads, int64_t num_heads) const;
     void attend(int64_t layer_idx, const TokenBatch& batch, KvCache* cache, ThreadPool* pool);
     void feed_forward_block(int64_t layer_idx, int64_t num_tokens, ThreadPool* pool);
+    void gated_ffn(const PackedWeights& gate, const PackedWeights& up, const PackedWeights& down, int64_t count,
+                   int64_t width, float* out, ThreadPool* pool);
     // mixture_of_experts.cc
     void expert_feed_forward(int64_t layer_idx, int64_t num_tokens, ThreadPool* pool);
     void route_tokens(int64_t num_tokens);
     void run_expert(const LayerWeights& layer, int64_t expert, ThreadPool* pool);
+    void run_shared_expert(const LayerWeights& layer, int64_t num_tokens, ThreadPool* pool);
     Status compute_outputs(const TokenBatch& batch, ThreadPool* pool, std::vector<float>* logits,
                            std::vector<float>* hidden);
 

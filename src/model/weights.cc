@@ -57,7 +57,9 @@ public:
         const GgufTensorInfo* info = nullptr;
         TERN_RETURN_IF_ERROR(find(name, &info));
         const int64_t count = hparams_.num_experts;
-        if (info->dims.size() != 3 || info->dims[0] != row_length || info->dims[1] != num_rows || info->dims[2] != count) {
+        const bool shaped = info->dims.size() == 3 && info->dims[0] == row_length && info->dims[1] == num_rows &&
+                            info->dims[2] == count;
+        if (!shaped) {
             return shape_error(*info, fmt::format("[{}, {}, {}] ({} experts)", row_length, num_rows, count, count));
         }
         if (!dtype_traits(info->type).can_dequantize) {
@@ -112,8 +114,9 @@ private:
 // Phi3MLP's gate_up_proj splits them); otherwise llama's layer.
 Status bind_phi3_layer(Binder& binder, const HParams& hp, const std::string& prefix, LayerWeights* layer) {
     const int64_t dim = hp.embedding_dim;
-    TERN_RETURN_IF_ERROR(binder.fused(prefix + "attn_qkv.weight", dim,
-                                      {{hp.q_dim(), &layer->wq}, {hp.kv_dim(), &layer->wk}, {hp.kv_dim(), &layer->wv}}));
+    TERN_RETURN_IF_ERROR(binder.fused(prefix + "attn_qkv.weight", dim, {{hp.q_dim(), &layer->wq},
+                                                                        {hp.kv_dim(), &layer->wk},
+                                                                        {hp.kv_dim(), &layer->wv}}));
     TERN_RETURN_IF_ERROR(binder.matrix(prefix + "attn_output.weight", hp.q_dim(), dim, &layer->wo));
     TERN_RETURN_IF_ERROR(binder.vector(prefix + "ffn_norm.weight", dim, &layer->ffn_norm));
     TERN_RETURN_IF_ERROR(
@@ -130,7 +133,7 @@ Status bind_layer(Binder& binder, const HParams& hp, int64_t layer_idx, LayerWei
     TERN_RETURN_IF_ERROR(binder.matrix(prefix + "attn_k.weight", dim, hp.kv_dim(), &layer->wk));
     TERN_RETURN_IF_ERROR(binder.matrix(prefix + "attn_v.weight", dim, hp.kv_dim(), &layer->wv));
     TERN_RETURN_IF_ERROR(binder.matrix(prefix + "attn_output.weight", hp.q_dim(), dim, &layer->wo));
-    if (hp.architecture == Architecture::kQwen2) {
+    if (hp.has_qkv_bias()) {
         TERN_RETURN_IF_ERROR(binder.vector(prefix + "attn_q.bias", hp.q_dim(), &layer->bq));
         TERN_RETURN_IF_ERROR(binder.vector(prefix + "attn_k.bias", hp.kv_dim(), &layer->bk));
         TERN_RETURN_IF_ERROR(binder.vector(prefix + "attn_v.bias", hp.kv_dim(), &layer->bv));
@@ -145,7 +148,13 @@ Status bind_layer(Binder& binder, const HParams& hp, int64_t layer_idx, LayerWei
         const int64_t width = hp.expert_ffn_dim;
         TERN_RETURN_IF_ERROR(binder.experts(prefix + "ffn_gate_exps.weight", dim, width, &layer->expert_gate));
         TERN_RETURN_IF_ERROR(binder.experts(prefix + "ffn_up_exps.weight", dim, width, &layer->expert_up));
-        return binder.experts(prefix + "ffn_down_exps.weight", width, dim, &layer->expert_down);
+        TERN_RETURN_IF_ERROR(binder.experts(prefix + "ffn_down_exps.weight", width, dim, &layer->expert_down));
+        if (hp.shared_expert_ffn_dim == 0) return Status::ok();
+        const int64_t shared = hp.shared_expert_ffn_dim;
+        TERN_RETURN_IF_ERROR(binder.vector(prefix + "ffn_gate_inp_shexp.weight", dim, &layer->shared_expert_gate));
+        TERN_RETURN_IF_ERROR(binder.matrix(prefix + "ffn_gate_shexp.weight", dim, shared, &layer->w_gate));
+        TERN_RETURN_IF_ERROR(binder.matrix(prefix + "ffn_up_shexp.weight", dim, shared, &layer->w_up));
+        return binder.matrix(prefix + "ffn_down_shexp.weight", shared, dim, &layer->w_down);
     }
     TERN_RETURN_IF_ERROR(binder.matrix(prefix + "ffn_gate.weight", dim, hp.ffn_dim, &layer->w_gate));
     TERN_RETURN_IF_ERROR(binder.matrix(prefix + "ffn_up.weight", dim, hp.ffn_dim, &layer->w_up));
@@ -192,7 +201,9 @@ Status copy_out_of_mapping(ModelWeights* weights) {
             TERN_RETURN_IF_ERROR(copy_packed(embedding_in_file, *weights, matrix));
         }
         for (auto* experts : {&layer.expert_gate, &layer.expert_up, &layer.expert_down}) {
-            for (PackedWeights& matrix : *experts) TERN_RETURN_IF_ERROR(copy_packed(embedding_in_file, *weights, &matrix));
+            for (PackedWeights& matrix : *experts) {
+                TERN_RETURN_IF_ERROR(copy_packed(embedding_in_file, *weights, &matrix));
+            }
         }
     }
     return Status::ok();

@@ -24,7 +24,8 @@ struct LayerWeights {
     std::vector<float> bq, bk, bv;  // qwen2 only; empty for llama
     std::vector<float> q_norm, k_norm;  // qwen3 only: RMSNorm weights of every q and k head (head_dim each)
     std::vector<float> ffn_norm;
-    PackedWeights w_gate, w_up, w_down;  // a dense feed-forward
+    PackedWeights w_gate, w_up, w_down;  // a dense feed-forward, or a mixture's shared expert (Qwen2-MoE)
+    std::vector<float> shared_expert_gate;  // Qwen2-MoE: sigmoid(x . this) scales the shared expert
     // A mixture of experts instead: the router (num_experts rows) and each expert's gate, up and down matrices,
     // slices of the file's 3-D expert tensors.
     PackedWeights router;

@@ -2,6 +2,7 @@
 // so decoding allocates nothing per token.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -38,8 +39,9 @@ struct Model::Workspace {
             attn_out.resize(size(hp.q_dim()));
             k.resize(size(hp.kv_dim()));
             v.resize(size(hp.kv_dim()));
-            gate.resize(size(std::max(hp.ffn_dim, hp.expert_ffn_dim)));
-            up.resize(size(std::max(hp.ffn_dim, hp.expert_ffn_dim)));
+            const int64_t widest = std::max({hp.ffn_dim, hp.expert_ffn_dim, hp.shared_expert_ffn_dim});
+            gate.resize(size(widest));
+            up.resize(size(widest));
             if (hp.is_moe()) {
                 router_logits.resize(size(hp.num_experts));
                 expert_in.resize(size(hp.embedding_dim));
@@ -50,7 +52,8 @@ struct Model::Workspace {
             rope_cos.resize(size(hp.rope_dim / 2));
             rope_sin.resize(size(hp.rope_dim / 2));
         }
-        row_scratch_size = std::max({hp.embedding_dim, hp.q_dim(), hp.ffn_dim, hp.expert_ffn_dim, hp.num_experts});
+        row_scratch_size = std::max({hp.embedding_dim, hp.q_dim(), hp.ffn_dim, hp.expert_ffn_dim, hp.num_experts,
+                                     hp.shared_expert_ffn_dim});
         // Key capacity grows in powers of two from 1024, so a growing context rarely reallocates.
         int64_t key_capacity = 1024;
         while (key_capacity < max_keys) key_capacity *= 2;

@@ -110,7 +110,8 @@ Result<ModelShape> shape_from_config_object(const nlohmann::json& config, const 
     const auto tied = config.find("tie_word_embeddings");
     shape.tied_embeddings = tied != config.end() && tied->is_boolean() && tied->get<bool>();
     const auto bias = config.find("attention_bias");
-    shape.qkv_bias = shape.architecture == "qwen2" || (bias != config.end() && bias->is_boolean() && bias->get<bool>());
+    const bool qwen2_family = shape.architecture == "qwen2" || shape.architecture == "qwen2_moe";
+    shape.qkv_bias = qwen2_family || (bias != config.end() && bias->is_boolean() && bias->get<bool>());
     // Qwen3-MoE / Qwen2-MoE / Mixtral spellings of a mixture of experts.
     for (const char* key : {"num_experts", "num_local_experts"}) {
         TERN_RETURN_IF_ERROR(read_json_int(config, key, label, false, &shape.num_experts));
@@ -118,6 +119,8 @@ Result<ModelShape> shape_from_config_object(const nlohmann::json& config, const 
     TERN_RETURN_IF_ERROR(read_json_int(config, "num_experts_per_tok", label, false, &shape.num_experts_used));
     shape.expert_ffn_dim = shape.num_experts > 0 ? shape.ffn_dim : 0;
     TERN_RETURN_IF_ERROR(read_json_int(config, "moe_intermediate_size", label, false, &shape.expert_ffn_dim));
+    TERN_RETURN_IF_ERROR(
+        read_json_int(config, "shared_expert_intermediate_size", label, false, &shape.shared_expert_ffn_dim));
     TERN_RETURN_IF_ERROR(validate_shape(shape, label));
     return shape;
 }
@@ -161,10 +164,11 @@ Result<ModelShape> model_shape_from_preset(std::string_view name) {
     shape.num_kv_heads = preset->num_kv_heads;
     shape.head_dim = preset->q_dim() / preset->num_heads;
     shape.tied_embeddings = preset->tied_embeddings;
-    shape.qkv_bias = preset->architecture == "qwen2";
+    shape.qkv_bias = preset->architecture == "qwen2" || preset->architecture == "qwen2moe";
     shape.num_experts = preset->num_experts;
     shape.num_experts_used = preset->num_experts_used;
     shape.expert_ffn_dim = preset->expert_ffn_dim;
+    shape.shared_expert_ffn_dim = preset->shared_expert_ffn_dim;
     shape.has_rope_freqs = preset->llama3_rope_scaling;
     TERN_RETURN_IF_ERROR(validate_shape(shape, shape.name));
     return shape;
@@ -206,6 +210,7 @@ Result<ModelShape> model_shape_from_gguf(const std::string& path) {
     shape.num_experts = file->get_int(prefix + "expert_count").value_or(0);
     shape.num_experts_used = file->get_int(prefix + "expert_used_count").value_or(0);
     shape.expert_ffn_dim = file->get_int(prefix + "expert_feed_forward_length").value_or(0);
+    shape.shared_expert_ffn_dim = file->get_int(prefix + "expert_shared_feed_forward_length").value_or(0);
     add_file_bytes(*file, &shape);
     TERN_RETURN_IF_ERROR(validate_shape(shape, path));
     return shape;

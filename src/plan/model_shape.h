@@ -32,6 +32,7 @@ struct ModelShape {
     int64_t num_experts = 0;
     int64_t num_experts_used = 0;
     int64_t expert_ffn_dim = 0;
+    int64_t shared_expert_ffn_dim = 0;  // Qwen2-MoE's shared expert, which every token runs
 
     // Set for a GGUF only: what its tensors really hold.
     std::optional<int64_t> file_num_params;

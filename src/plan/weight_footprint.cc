@@ -51,6 +51,12 @@ WeightFootprint weight_footprint(const ModelShape& shape, DType type) {
                 acc.matrix(dim, shape.expert_ffn_dim, false, read);
                 acc.matrix(shape.expert_ffn_dim, dim, false, read);
             }
+            if (shape.shared_expert_ffn_dim > 0) {
+                acc.f32_vector(dim);  // its gate
+                acc.matrix(dim, shape.shared_expert_ffn_dim, false, true);
+                acc.matrix(dim, shape.shared_expert_ffn_dim, false, true);
+                acc.matrix(shape.shared_expert_ffn_dim, dim, false, true);
+            }
             continue;
         }
         acc.matrix(dim, shape.ffn_dim, false, true);

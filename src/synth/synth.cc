@@ -124,6 +124,10 @@ void add_hparams(const ModelPreset& preset, const SynthOptions& options, GgufWri
         writer->add_u32(arch + ".expert_count", static_cast<uint32_t>(preset.num_experts));
         writer->add_u32(arch + ".expert_used_count", static_cast<uint32_t>(preset.num_experts_used));
         writer->add_u32(arch + ".expert_feed_forward_length", static_cast<uint32_t>(preset.expert_ffn_dim));
+        if (preset.shared_expert_ffn_dim > 0) {
+            writer->add_u32(arch + ".expert_shared_feed_forward_length",
+                            static_cast<uint32_t>(preset.shared_expert_ffn_dim));
+        }
     }
 }
 
@@ -144,7 +148,7 @@ void add_layer(const ModelPreset& preset, int64_t layer_idx, SynthBuilder* build
     builder->matrix(prefix + "attn_q.weight", dim, q_dim);
     builder->matrix(prefix + "attn_k.weight", dim, kv_dim);
     builder->matrix(prefix + "attn_v.weight", dim, kv_dim);
-    if (preset.architecture == "qwen2") {
+    if (preset.architecture == "qwen2" || preset.architecture == "qwen2moe") {
         builder->random_vector(prefix + "attn_q.bias", q_dim);
         builder->random_vector(prefix + "attn_k.bias", kv_dim);
         builder->random_vector(prefix + "attn_v.bias", kv_dim);
@@ -160,6 +164,12 @@ void add_layer(const ModelPreset& preset, int64_t layer_idx, SynthBuilder* build
         builder->experts(prefix + "ffn_gate_exps.weight", dim, preset.expert_ffn_dim, preset.num_experts);
         builder->experts(prefix + "ffn_up_exps.weight", dim, preset.expert_ffn_dim, preset.num_experts);
         builder->experts(prefix + "ffn_down_exps.weight", preset.expert_ffn_dim, dim, preset.num_experts);
+        if (preset.shared_expert_ffn_dim > 0) {
+            builder->random_vector(prefix + "ffn_gate_inp_shexp.weight", dim);
+            builder->matrix(prefix + "ffn_gate_shexp.weight", dim, preset.shared_expert_ffn_dim);
+            builder->matrix(prefix + "ffn_up_shexp.weight", dim, preset.shared_expert_ffn_dim);
+            builder->matrix(prefix + "ffn_down_shexp.weight", preset.shared_expert_ffn_dim, dim);
+        }
         return;
     }
     builder->matrix(prefix + "ffn_gate.weight", dim, preset.ffn_dim);

@@ -148,7 +148,7 @@ TEST(EngineInvariance, SyntheticInt8Models) {
     ThreadPool pool(2);
     const std::pair<const char*, DType> models[] = {
         {"tiny", DType::kQ8_0}, {"tiny", DType::kQ4_0}, {"tiny-qwen2", DType::kQ8_0}, {"tiny-qwen3", DType::kQ8_0},
-        {"tiny-qwen3moe", DType::kQ8_0}, {"tiny-phi3", DType::kQ8_0}};
+        {"tiny-qwen3moe", DType::kQ8_0}, {"tiny-qwen2moe", DType::kQ8_0}, {"tiny-phi3", DType::kQ8_0}};
     for (const auto& [preset, type] : models) {
         const std::string path = std::string(TERN_TEST_TMP) + "/engine-invariance-" + preset + "-" +
                                  std::string(dtype_name(type)) + ".gguf";

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -95,7 +96,8 @@ private:
         return matvec(p + "ffn_down" + suffix + ".weight", gate, expert);
     }
 
-    // Qwen3MoeSparseMoeBlock: softmax over the router's logits, the top experts_used, their weights renormalized.
+    // Qwen3MoeSparseMoeBlock: softmax over the router's logits, the top experts_used, their weights renormalized;
+    // Qwen2MoeSparseMoeBlock: not renormalized, plus a shared expert scaled by sigmoid(x . shared_expert_gate).
     std::vector<double> experts(const std::string& p, const std::vector<double>& x) const {
         const std::vector<double> logits = matvec(p + "ffn_gate_inp.weight", x);
         std::vector<double> probabilities(logits.size());
@@ -107,10 +109,17 @@ private:
         std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return probabilities[a] > probabilities[b]; });
         double chosen = 0;
         for (size_t rank = 0; rank < used; ++rank) chosen += probabilities[order[rank]];
+        if (arch_ == "qwen2moe") chosen = std::accumulate(probabilities.begin(), probabilities.end(), 0.0);
         std::vector<double> out(x.size());
         for (size_t rank = 0; rank < used; ++rank) {
             const std::vector<double> y = mlp(p, "_exps", x, static_cast<int64_t>(order[rank]));
             for (size_t i = 0; i < out.size(); ++i) out[i] += probabilities[order[rank]] / chosen * y[i];
+        }
+        if (arch_ == "qwen2moe") {
+            const std::vector<double> gate = vec(p + "ffn_gate_inp_shexp.weight");
+            const double logit = std::inner_product(x.begin(), x.end(), gate.begin(), 0.0);
+            const std::vector<double> y = mlp(p, "_shexp", x, -1);
+            for (size_t i = 0; i < out.size(); ++i) out[i] += y[i] / (1.0 + std::exp(-logit));
         }
         return out;
     }
@@ -135,7 +144,7 @@ private:
                 double frequency = std::pow(base_, -2.0 * static_cast<double>(i) / static_cast<double>(head_dim_));
                 if (!factors.empty()) frequency /= factors[static_cast<size_t>(i)];
                 const double angle = static_cast<double>(position) * frequency;
-                const bool halves = arch_ == "qwen2" || arch_ == "qwen3" || arch_ == "qwen3moe" || arch_ == "phi3";
+                const bool halves = arch_ != "llama";
                 double& a = halves ? h[i] : h[2 * i];
                 double& b = halves ? h[i + half] : h[2 * i + 1];
                 const double a0 = a, b0 = b;
@@ -196,7 +205,8 @@ private:
             const std::vector<double> projected = matvec(p + "attn_output.weight", attended);
             for (size_t i = 0; i < projected.size(); ++i) hidden[t][i] += projected[i];
             const std::vector<double> x = norm(hidden[t], vec(p + "ffn_norm.weight"));
-            const std::vector<double> down = arch_ == "qwen3moe" ? experts(p, x) : mlp(p, "", x, -1);
+            const bool moe = arch_ == "qwen3moe" || arch_ == "qwen2moe";
+            const std::vector<double> down = moe ? experts(p, x) : mlp(p, "", x, -1);
             for (size_t i = 0; i < down.size(); ++i) hidden[t][i] += down[i];
         }
     }
