@@ -19,9 +19,10 @@ class Bench:
         self.out = os.path.join(build, "bench-route")
         os.makedirs(self.out, exist_ok=True)
 
-    def start(self, words, log_name, pattern=r"listening on (http://[0-9.]+:[0-9]+)", seconds=60, cpus=None):
+    def start(self, words, log_name, pattern=r"listening on (http://[0-9.]+:[0-9]+)(?=[^0-9])", seconds=60, cpus=None):
         """Starts a process (on `cpus`, a taskset list, if given) and waits for `pattern` (one group: its URL) in its
-        output; returns (process, url)."""
+        output; returns (process, url). The pattern wants a character after the port: the log is read while it is
+        written, and half a line would give half a port."""
         log_path = os.path.join(self.out, log_name)
         log = open(log_path, "w")
         pinned = ["taskset", "-c", cpus] if cpus else []

@@ -9,7 +9,8 @@ start_serve() {
   trap 'kill -TERM $server 2>/dev/null || true; wait $server 2>/dev/null || true' EXIT
   url=""
   for _ in $(seq 1 600); do
-    url=$(sed -n 's/^tern info: ready on \(http[^ ]*\)$/\1/p' "$log")
+    # Only a log that ends with a whole line: a line read half-written would give half a port.
+    [ -z "$(tail -c1 "$log")" ] && url=$(sed -n 's/^tern info: ready on \(http[^ ]*\)$/\1/p' "$log")
     [ -n "$url" ] && return 0
     kill -0 "$server" 2>/dev/null || { cat "$log" >&2; exit 1; }
     sleep 0.1

@@ -1,5 +1,7 @@
 #include "serve_process.h"
 
+#include <cctype>
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <httplib.h>
@@ -40,12 +42,17 @@ std::string read_file(const std::string& path) {
 }
 
 // The port from the server's "listening on http://HOST:PORT" line; 0 until it is written.
+// 0 until the port is there whole: the log is read while the server writes it, and a line read half-written
+// ("...:363" of ":36399") once sent the readiness probe to the wrong port for the whole minute of start().
 int port_from_log(const std::string& log) {
     const std::string marker = "listening on http://";
     const size_t at = log.find(marker);
     if (at == std::string::npos) return 0;
     const size_t colon = log.find(':', at + marker.size());
     if (colon == std::string::npos) return 0;
+    size_t end = colon + 1;
+    while (end < log.size() && std::isdigit(static_cast<unsigned char>(log[end]))) ++end;
+    if (end == log.size() || end == colon + 1) return 0;  // the number may go on
     return std::atoi(log.c_str() + colon + 1);
 }
 
