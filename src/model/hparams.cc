@@ -71,6 +71,21 @@ Status limit_to_sliding_window(const GgufFile& file, const std::string& prefix, 
     return Status::ok();
 }
 
+// The GGUF architecture names tern computes, and how each rotates its heads.
+struct ArchitectureName {
+    std::string name;
+    Architecture architecture;
+    RopeStyle rope_style;
+};
+const ArchitectureName kArchitectures[] = {
+    {"llama", Architecture::kLlama, RopeStyle::kAdjacentPairs},
+    {"qwen2", Architecture::kQwen2, RopeStyle::kHalves},
+    {"qwen3", Architecture::kQwen3, RopeStyle::kHalves},
+    {"qwen3moe", Architecture::kQwen3Moe, RopeStyle::kHalves},
+    {"qwen2moe", Architecture::kQwen2Moe, RopeStyle::kHalves},
+    {"phi3", Architecture::kPhi3, RopeStyle::kHalves},
+};
+
 }  // namespace
 
 Result<HParams> hparams_from_gguf(const GgufFile& file) {
@@ -78,30 +93,17 @@ Result<HParams> hparams_from_gguf(const GgufFile& file) {
     const std::optional<std::string> arch = file.get_string("general.architecture");
     if (!arch) return invalid_argument(file.path() + ": missing metadata key 'general.architecture'");
     hparams.architecture_name = *arch;
-    if (*arch == "llama") {
-        hparams.architecture = Architecture::kLlama;
-        hparams.rope_style = RopeStyle::kAdjacentPairs;
-    } else if (*arch == "qwen2") {
-        hparams.architecture = Architecture::kQwen2;
-        hparams.rope_style = RopeStyle::kHalves;
-    } else if (*arch == "qwen3") {
-        hparams.architecture = Architecture::kQwen3;
-        hparams.rope_style = RopeStyle::kHalves;
-    } else if (*arch == "qwen3moe") {
-        hparams.architecture = Architecture::kQwen3Moe;
-        hparams.rope_style = RopeStyle::kHalves;
-    } else if (*arch == "qwen2moe") {
-        hparams.architecture = Architecture::kQwen2Moe;
-        hparams.rope_style = RopeStyle::kHalves;
-        hparams.renormalize_experts = false;
-    } else if (*arch == "phi3") {
-        hparams.architecture = Architecture::kPhi3;
-        hparams.rope_style = RopeStyle::kHalves;
-    } else {
-        return invalid_argument(fmt::format("{}: architecture '{}' is not supported (supported: llama, qwen2, qwen3, "
-                                            "qwen3moe, qwen2moe, phi3)",
-                                            file.path(), printable(*arch)));
+    const auto known = std::find_if(std::begin(kArchitectures), std::end(kArchitectures),
+                                    [&](const ArchitectureName& entry) { return *arch == entry.name; });
+    if (known == std::end(kArchitectures)) {
+        std::string supported;
+        for (const ArchitectureName& entry : kArchitectures) supported += (supported.empty() ? "" : ", ") + entry.name;
+        return invalid_argument(fmt::format("{}: architecture '{}' is not supported (supported: {})", file.path(),
+                                            printable(*arch), supported));
     }
+    hparams.architecture = known->architecture;
+    hparams.rope_style = known->rope_style;
+    hparams.renormalize_experts = hparams.architecture != Architecture::kQwen2Moe;  // llama.cpp's norm_w
     const std::string prefix = *arch + ".";
     TERN_RETURN_IF_ERROR(read_positive(file, prefix + "context_length", &hparams.context_length));
     TERN_RETURN_IF_ERROR(read_positive(file, prefix + "embedding_length", &hparams.embedding_dim));

@@ -1,4 +1,5 @@
-// Hyper-parameters of the llama, qwen2, qwen3 and qwen3moe families, read from GGUF metadata ("{arch}.block_count", ...).
+// Hyper-parameters of the architectures tern computes (llama, qwen2, qwen3, qwen3moe, qwen2moe, phi3), read from GGUF
+// metadata ("{arch}.block_count", ...).
 #pragma once
 
 #include <cstdint>
@@ -45,8 +46,12 @@ struct HParams {
     int64_t shared_expert_ffn_dim = 0;  // Qwen2-MoE: an expert every token runs, gated by a sigmoid; 0: none
 
     bool is_moe() const { return num_experts > 0; }
-    bool has_head_norms() const { return architecture == Architecture::kQwen3 || architecture == Architecture::kQwen3Moe; }
-    bool has_qkv_bias() const { return architecture == Architecture::kQwen2 || architecture == Architecture::kQwen2Moe; }
+    bool has_head_norms() const {
+        return architecture == Architecture::kQwen3 || architecture == Architecture::kQwen3Moe;
+    }
+    bool has_qkv_bias() const {
+        return architecture == Architecture::kQwen2 || architecture == Architecture::kQwen2Moe;
+    }
 
     int64_t q_dim() const { return num_heads * head_dim; }
     int64_t kv_dim() const { return num_kv_heads * head_dim; }
