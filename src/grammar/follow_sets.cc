@@ -1,5 +1,7 @@
 #include "grammar/follow_sets.h"
 
+#include <utility>
+
 namespace tern::grammar {
 namespace {
 
@@ -36,14 +38,14 @@ std::vector<ByteSet> first_sets(const Grammar& grammar) {
 
 }  // namespace
 
-ByteSet bytes_after(const Grammar& grammar, const std::vector<ByteSet>& follow, uint32_t position) {
+ByteSet FollowSets::bytes_after(const Grammar& grammar, uint32_t position) const {
     ByteSet bytes;
-    if (first_of_rest(grammar, first_sets(grammar), position + 1, bytes)) bytes |= follow[grammar.rule_of(position)];
+    if (first_of_rest(grammar, first, position + 1, bytes)) bytes |= follow[grammar.rule_of(position)];
     return bytes;
 }
 
-std::vector<ByteSet> follow_sets(const Grammar& grammar) {
-    const std::vector<ByteSet> first = first_sets(grammar);
+FollowSets follow_sets(const Grammar& grammar) {
+    std::vector<ByteSet> first = first_sets(grammar);
     std::vector<ByteSet> follow(grammar.rules().size());
     for (bool changed = true; changed;) {
         changed = false;
@@ -59,7 +61,7 @@ std::vector<ByteSet> follow_sets(const Grammar& grammar) {
             }
         }
     }
-    return follow;
+    return {std::move(first), std::move(follow)};
 }
 
 }  // namespace tern::grammar

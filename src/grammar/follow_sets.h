@@ -10,10 +10,14 @@
 
 namespace tern::grammar {
 
-// By rule id.
-std::vector<ByteSet> follow_sets(const Grammar& grammar);
-// The bytes that can come once the element at `position` is done (the rest of its alternative, or what follows its
-// rule); `follow` from follow_sets.
-ByteSet bytes_after(const Grammar& grammar, const std::vector<ByteSet>& follow, uint32_t position);
+struct FollowSets {
+    std::vector<ByteSet> first;   // by rule id: the bytes the rule can begin with
+    std::vector<ByteSet> follow;  // by rule id: the bytes that can come right after it
+    // The bytes that can come once the element at `position` is done (the rest of its alternative, or what follows
+    // its rule).
+    ByteSet bytes_after(const Grammar& grammar, uint32_t position) const;
+};
+
+FollowSets follow_sets(const Grammar& grammar);
 
 }  // namespace tern::grammar

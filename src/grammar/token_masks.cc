@@ -151,7 +151,7 @@ void finish_counted(CountedTokens& counted, size_t vocabulary_size, const std::v
 }
 
 PositionTokens compile_position(const Grammar& grammar, const TokenVocabulary& vocabulary,
-                                const std::vector<uint32_t>& everything, const std::vector<ByteSet>& follow,
+                                const std::vector<uint32_t>& everything, const FollowSets& sets,
                                 const std::vector<std::vector<uint32_t>>& references, uint32_t position, Chart& chart) {
     PositionTokens tokens;
     const Context known = context_of(grammar, references, position);
@@ -159,12 +159,12 @@ PositionTokens compile_position(const Grammar& grammar, const TokenVocabulary& v
     const uint32_t element = counted ? 1 : 0;  // the element in progress is the first counted here
     std::vector<Item> callers;
     for (uint32_t caller : known.callers) callers.push_back({caller, 0, 0, element});
-    WalkContext context{known.rule, follow[known.rule]};
+    WalkContext context{known.rule, sets.follow[known.rule]};
     if (counted) {
         callers.push_back({known.repeats[0], 0, kUnknownCount, 0});  // any one: inside, they behave alike
         context.counted = true;
         context.follow.reset();
-        for (uint32_t repeat : known.repeats) context.follow |= bytes_after(grammar, follow, repeat);
+        for (uint32_t repeat : known.repeats) context.follow |= sets.bytes_after(grammar, repeat);
         tokens.counted = std::make_unique<CountedTokens>();
         tokens.counted->rules = known.rules;
     }
@@ -233,7 +233,7 @@ CompiledGrammar::CompiledGrammar(Grammar grammar, std::shared_ptr<const TokenVoc
       all_tokens_(all_indices(*vocabulary_)) {
     const auto started = std::chrono::steady_clock::now();
     Chart chart(grammar_);
-    const std::vector<ByteSet> follow = follow_sets(grammar_);
+    const FollowSets follow = follow_sets(grammar_);
     const std::vector<bool> reachable = reachable_rules(grammar_);
     const std::vector<std::vector<uint32_t>> references = references_by_rule(grammar_, reachable);
     for (uint32_t position = 0; position < grammar_.positions().size(); ++position) {
