@@ -34,8 +34,8 @@ void Model::route_tokens(int64_t num_tokens) {
     const HParams& hp = hparams_;
     Workspace& ws = *workspace_;
     for (auto& tokens : ws.expert_tokens) tokens.clear();
-    std::vector<int64_t> order(static_cast<size_t>(hp.num_experts));
-    std::vector<double> probabilities(static_cast<size_t>(hp.num_experts));
+    std::vector<int64_t>& order = ws.expert_order;
+    std::vector<double>& probabilities = ws.expert_probabilities;
     for (int64_t token = 0; token < num_tokens; ++token) {
         const float* logits = ws.router_logits.data() + token * hp.num_experts;
         const float max = *std::max_element(logits, logits + hp.num_experts);
@@ -48,14 +48,15 @@ void Model::route_tokens(int64_t num_tokens) {
                    (probabilities[static_cast<size_t>(a)] == probabilities[static_cast<size_t>(b)] && a < b);
         });
         // Softmax then renormalizing over the chosen ones is the softmax over the chosen ones alone.
-        double chosen_sum = 0.0;
-        for (int64_t rank = 0; rank < hp.num_experts_used; ++rank) {
-            chosen_sum += probabilities[static_cast<size_t>(order[static_cast<size_t>(rank)])];
-        }
-        if (!hp.renormalize_experts) chosen_sum = std::accumulate(probabilities.begin(), probabilities.end(), 0.0);
+        const auto chosen_end = order.begin() + hp.num_experts_used;
+        const double total =
+            hp.renormalize_experts
+                ? std::accumulate(order.begin(), chosen_end, 0.0,
+                                  [&](double sum, int64_t e) { return sum + probabilities[static_cast<size_t>(e)]; })
+                : std::accumulate(probabilities.begin(), probabilities.end(), 0.0);
         for (int64_t rank = 0; rank < hp.num_experts_used; ++rank) {
             const int64_t expert = order[static_cast<size_t>(rank)];
-            const double weight = probabilities[static_cast<size_t>(expert)] / chosen_sum;
+            const double weight = probabilities[static_cast<size_t>(expert)] / total;
             ws.expert_tokens[static_cast<size_t>(expert)].emplace_back(token, static_cast<float>(weight));
         }
     }

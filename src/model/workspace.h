@@ -19,6 +19,8 @@ struct Model::Workspace {
     // A mixture of experts: router logits [token][expert], one expert's input and output rows, the layer's output.
     std::vector<float> router_logits, expert_in, expert_out, expert_sum;
     std::vector<std::vector<std::pair<int64_t, float>>> expert_tokens;  // by expert: (token, weight)
+    std::vector<int64_t> expert_order;         // one token's experts, best first
+    std::vector<double> expert_probabilities;  // one token's softmax over the experts
     std::vector<float> rope_cos, rope_sin;  // [token][pair]
     std::vector<float> row_scratch, scores;  // per thread
     std::vector<const uint8_t*> block_pointers;  // per thread: a sequence's K blocks, then its V blocks
@@ -48,6 +50,8 @@ struct Model::Workspace {
                 expert_out.resize(size(hp.embedding_dim));
                 expert_sum.resize(size(hp.embedding_dim));
                 expert_tokens.resize(static_cast<size_t>(hp.num_experts));
+                expert_order.resize(static_cast<size_t>(hp.num_experts));
+                expert_probabilities.resize(static_cast<size_t>(hp.num_experts));
             }
             rope_cos.resize(size(hp.rope_dim / 2));
             rope_sin.resize(size(hp.rope_dim / 2));
