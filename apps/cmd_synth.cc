@@ -1,7 +1,6 @@
 // tern synth: a GGUF with random weights in a real model's shape (the embedded default models).
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <iostream>
 
 #include "apps/commands.h"
@@ -30,19 +29,7 @@ std::string preset_names() {
 Status run_synth(const SynthCommandOptions& options) {
     std::optional<ModelPreset> preset = find_preset(options.preset);
     if (!preset) return invalid_argument(fmt::format("unknown preset '{}'; choose one of: {}", options.preset, preset_names()));
-    // A real model's widths and heads at a few layers and a small vocabulary: what an architecture check needs, in
-    // megabytes rather than gigabytes.
-    if (options.num_layers > 0) preset->num_layers = options.num_layers;
-    if (options.vocab_size > 0) preset->vocab_size = options.vocab_size;
-    if (options.num_experts > 0) {
-        if (preset->num_experts == 0) return invalid_argument(fmt::format("preset '{}' has no experts", preset->name));
-        preset->num_experts = options.num_experts;
-        preset->num_experts_used = std::min(preset->num_experts_used, options.num_experts);
-    }
-    if (options.num_layers > 0 || options.vocab_size > 0 || options.num_experts > 0) {
-        preset->description += fmt::format(" at {} layers, {} tokens", preset->num_layers, preset->vocab_size);
-        if (preset->num_experts > 0) preset->description += fmt::format(", {} experts", preset->num_experts);
-    }
+    TERN_RETURN_IF_ERROR(shrink_preset(&*preset, options.num_layers, options.vocab_size, options.num_experts));
     const std::optional<DType> type = dtype_from_name(options.type);
     if (!type) return invalid_argument(fmt::format("unknown weight type '{}'; use f32, f16, bf16, q8_0, q4_0, q4_K or q6_K", options.type));
     ThreadPool pool(options.num_threads);

@@ -1,5 +1,6 @@
 #include "synth/presets.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -94,6 +95,24 @@ std::vector<float> llama3_rope_factors(int64_t head_dim, float freq_base, float 
         }
     }
     return factors;
+}
+
+Status shrink_preset(ModelPreset* preset, int64_t num_layers, int64_t vocab_size, int64_t num_experts) {
+    if (num_experts > 0 && preset->num_experts == 0) {
+        return invalid_argument("preset '" + preset->name + "' has no experts");
+    }
+    if (num_layers > 0) preset->num_layers = num_layers;
+    if (vocab_size > 0) preset->vocab_size = vocab_size;
+    if (num_experts > 0) {
+        preset->num_experts = num_experts;
+        preset->num_experts_used = std::min(preset->num_experts_used, num_experts);
+    }
+    if (num_layers > 0 || vocab_size > 0 || num_experts > 0) {
+        preset->description +=
+            " at " + std::to_string(preset->num_layers) + " layers, " + std::to_string(preset->vocab_size) + " tokens";
+        if (preset->num_experts > 0) preset->description += ", " + std::to_string(preset->num_experts) + " experts";
+    }
+    return Status::ok();
 }
 
 }  // namespace tern

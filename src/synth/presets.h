@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
+
 namespace tern {
 
 struct ModelPreset {
@@ -36,6 +38,11 @@ struct ModelPreset {
 
 const std::vector<ModelPreset>& model_presets();
 std::optional<ModelPreset> find_preset(std::string_view name);
+
+// A real model's widths and heads at fewer layers, a smaller vocabulary or (a mixture) fewer experts, each used
+// per token kept when there are enough: what an architecture check needs, in megabytes rather than gigabytes. A
+// value of 0 keeps the preset's. Fails when experts are asked of a preset that has none.
+Status shrink_preset(ModelPreset* preset, int64_t num_layers, int64_t vocab_size, int64_t num_experts);
 
 // Llama 3.1 RoPE frequency divisors for each rotation pair (as Hugging Face's `_compute_llama3_parameters`).
 std::vector<float> llama3_rope_factors(int64_t head_dim, float freq_base, float factor, float low_freq_factor,

@@ -81,6 +81,9 @@ TEST(Cli, BadValuesGiveOneErrorLine) {
     const testing::CommandResult bad_preset = testing::run_tern("synth --preset nope -o /tmp/x.gguf");
     EXPECT_EQ(bad_preset.exit_code, 1);
     EXPECT_NE(bad_preset.err.find("unknown preset 'nope'"), std::string::npos) << bad_preset.err;
+    const testing::CommandResult no_experts = testing::run_tern("synth --preset tiny --experts 4 -o /tmp/x.gguf");
+    EXPECT_EQ(no_experts.exit_code, 1);
+    EXPECT_NE(no_experts.err.find("preset 'tiny' has no experts"), std::string::npos) << no_experts.err;
     const testing::CommandResult missing = testing::run_tern("generate -p hi");
     EXPECT_NE(missing.exit_code, 0);
     EXPECT_NE(missing.err.find("--model"), std::string::npos) << missing.err;

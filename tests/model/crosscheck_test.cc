@@ -31,14 +31,12 @@ std::unique_ptr<Model> synth_model(const nlohmann::json& data, const std::string
     std::optional<ModelPreset> preset = find_preset(data["preset"].get<std::string>());
     EXPECT_TRUE(preset.has_value());
     if (!preset) return nullptr;
-    if (data["layers"].get<int64_t>() > 0) preset->num_layers = data["layers"].get<int64_t>();
-    if (data["vocab_size"].get<int64_t>() > 0) preset->vocab_size = data["vocab_size"].get<int64_t>();
-    if (data.value("experts", 0) > 0) {  // as tern synth --experts
-        preset->num_experts = data["experts"].get<int64_t>();
-        preset->num_experts_used = std::min(preset->num_experts_used, preset->num_experts);
-    }
+    const Status shrunk = shrink_preset(&*preset, data["layers"].get<int64_t>(), data["vocab_size"].get<int64_t>(),
+                                        data.value("experts", int64_t{0}));
+    EXPECT_TRUE(shrunk.is_ok()) << shrunk.message();
     ThreadPool pool(2);
-    const Status written = write_synth_model(*preset, SynthOptions{DType::kF32, data["seed"].get<uint64_t>()}, path, &pool);
+    const Status written =
+        write_synth_model(*preset, SynthOptions{DType::kF32, data["seed"].get<uint64_t>()}, path, &pool);
     EXPECT_TRUE(written.is_ok()) << written.message();
     auto model = Model::load(path);
     EXPECT_TRUE(model.is_ok()) << model.status().message();
