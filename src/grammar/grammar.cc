@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 
 namespace tern::grammar {
 
@@ -79,15 +78,14 @@ std::vector<bool> nullable_rules(const std::vector<std::vector<Sequence>>& alter
 void GrammarBuilder::twin_counted_rules(std::vector<std::string>& names,
                                         std::vector<std::vector<Sequence>>& alternatives) const {
     std::map<uint32_t, uint32_t> twin;
-    std::set<uint32_t> twins;
+    const size_t first_twin = names.size();  // rules from here on are twins
     for (size_t rule = 0; rule < alternatives.size(); ++rule) {  // twins added on the way are visited too
         for (size_t a = 0; a < alternatives[rule].size(); ++a) {
             for (size_t e = 0; e < alternatives[rule][a].size(); ++e) {
                 Element& element = alternatives[rule][a][e];
-                if (!element.counted || twins.count(element.rule)) continue;
+                if (!element.counted || element.rule >= first_twin) continue;
                 auto [it, inserted] = twin.try_emplace(element.rule, static_cast<uint32_t>(names.size()));
                 if (inserted) {
-                    twins.insert(it->second);
                     names.push_back(names[element.rule] + "#counted");
                     alternatives.push_back(alternatives[element.rule]);
                 }
