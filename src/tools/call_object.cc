@@ -2,10 +2,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tools/text_scan.h"
+
 namespace tern::tools {
 namespace {
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 // The characters of numbers, true, false and null.
 bool is_scalar_char(char c) {

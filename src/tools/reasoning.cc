@@ -1,27 +1,10 @@
 #include "tools/reasoning.h"
 
-#include <algorithm>
 #include <utility>
 
+#include "tools/text_scan.h"
+
 namespace tern::tools {
-namespace {
-
-bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
-
-std::string_view trim_left(std::string_view text) {
-    while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
-    return text;
-}
-
-// The length of the longest end of `text` that begins `marker` (without being all of it).
-size_t partial_marker_at_end(std::string_view text, std::string_view marker) {
-    for (size_t length = std::min(text.size(), marker.size() - 1); length > 0; --length) {
-        if (text.substr(text.size() - length) == marker.substr(0, length)) return length;
-    }
-    return 0;
-}
-
-}  // namespace
 
 std::optional<ReasoningFormat> detect_reasoning_format(std::string_view chat_template) {
     if (chat_template.find("</think>") != std::string_view::npos) return ReasoningFormat{};
@@ -29,8 +12,7 @@ std::optional<ReasoningFormat> detect_reasoning_format(std::string_view chat_tem
 }
 
 ReasoningStart reasoning_start(std::string_view prompt, const ReasoningFormat& format) {
-    std::string_view trimmed = prompt;
-    while (!trimmed.empty() && is_space(trimmed.back())) trimmed.remove_suffix(1);
+    const std::string_view trimmed = trim_right(prompt);
     if (trimmed.size() >= format.end.size() && trimmed.substr(trimmed.size() - format.end.size()) == format.end) {
         return ReasoningStart::kClosed;
     }
@@ -84,7 +66,7 @@ ReasoningParser::Split ReasoningParser::push(std::string_view text) {
         take_answer(rest, out);
         return out;
     }
-    const size_t keep = partial_marker_at_end(held_, format_.end);
+    const size_t keep = marker_prefix_at_end(held_, format_.end);  // not all of it: find() saw none
     out.reasoning = held_.substr(0, held_.size() - keep);
     held_.erase(0, held_.size() - keep);
     return out;

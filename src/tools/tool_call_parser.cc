@@ -2,20 +2,12 @@
 
 #include <algorithm>
 
+#include "tools/text_scan.h"
+
 namespace tern::tools {
 namespace {
 
 constexpr std::string_view kHermesClose = "</tool_call>";
-
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-// The longest tail of `text` that `marker` starts with (the whole marker included).
-size_t marker_prefix_at_end(const std::string& text, std::string_view marker) {
-    for (size_t length = std::min(text.size(), marker.size()); length > 0; --length) {
-        if (text.compare(text.size() - length, length, marker, 0, length) == 0) return length;
-    }
-    return 0;
-}
 
 }  // namespace
 
