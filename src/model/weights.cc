@@ -27,10 +27,7 @@ public:
         if (info->dims.size() != 2 || info->dims[0] != row_length || info->dims[1] != num_rows) {
             return shape_error(*info, fmt::format("[{}, {}]", row_length, num_rows));
         }
-        if (!dtype_traits(info->type).can_dequantize) {
-            return invalid_argument(fmt::format("{}: tensor '{}' has type {}, which tern cannot compute with yet",
-                                                file_.path(), name, dtype_name(info->type)));
-        }
+        TERN_RETURN_IF_ERROR(computable(*info));
         *out = MatrixView{info->type, info->data, row_length, num_rows, row_bytes(info->type, row_length)};
         return Status::ok();
     }
@@ -62,10 +59,7 @@ public:
         if (!shaped) {
             return shape_error(*info, fmt::format("[{}, {}, {}] ({} experts)", row_length, num_rows, count, count));
         }
-        if (!dtype_traits(info->type).can_dequantize) {
-            return invalid_argument(fmt::format("{}: tensor '{}' has type {}, which tern cannot compute with yet",
-                                                file_.path(), name, dtype_name(info->type)));
-        }
+        TERN_RETURN_IF_ERROR(computable(*info));
         const int64_t stride = row_bytes(info->type, row_length);
         for (int64_t expert = 0; expert < count; ++expert) {
             const MatrixView view{info->type, info->data + expert * num_rows * stride, row_length, num_rows, stride};
@@ -96,6 +90,12 @@ private:
                                                 name, hparams_.architecture_name));
         }
         return Status::ok();
+    }
+
+    Status computable(const GgufTensorInfo& info) const {
+        if (dtype_traits(info.type).can_dequantize) return Status::ok();
+        return invalid_argument(fmt::format("{}: tensor '{}' has type {}, which tern cannot compute with yet",
+                                            file_.path(), info.name, dtype_name(info.type)));
     }
 
     Status shape_error(const GgufTensorInfo& info, const std::string& expected) const {
