@@ -137,7 +137,9 @@ uint32_t need_of_last_set(const Chart& chart) {
 }
 
 void finish_counted(CountedTokens& counted, size_t vocabulary_size, const std::vector<int32_t>& sorted) {
-    const auto by_need = [](const auto& a, const auto& b) { return std::tie(a.need, a.index) < std::tie(b.need, b.index); };
+    const auto by_need = [](const auto& a, const auto& b) {
+        return std::tie(a.need, a.index) < std::tie(b.need, b.index);
+    };
     std::sort(counted.staying.begin(), counted.staying.end(), by_need);
     if (counted.staying.size() * kDenseShare <= vocabulary_size) return;
     TokenMask mask(vocabulary_size);
@@ -148,6 +150,15 @@ void finish_counted(CountedTokens& counted, size_t vocabulary_size, const std::v
         }
         counted.up_to.push_back(mask);
     }
+}
+
+// Many accepted tokens: kept as a bitmask, which a mask merges word by word.
+void make_dense(PositionTokens& tokens, size_t vocabulary_size) {
+    tokens.accepted_mask = TokenMask(vocabulary_size);
+    for (int32_t id : tokens.accepted) tokens.accepted_mask.set(id);
+    tokens.accepted.clear();
+    tokens.accepted.shrink_to_fit();
+    tokens.dense = true;
 }
 
 PositionTokens compile_position(const Grammar& grammar, const TokenVocabulary& vocabulary,
@@ -183,13 +194,7 @@ PositionTokens compile_position(const Grammar& grammar, const TokenVocabulary& v
             list.push_back({need, index});
         }
     });
-    if (tokens.accepted.size() * kDenseShare > vocabulary.size()) {
-        tokens.accepted_mask = TokenMask(vocabulary.size());
-        for (int32_t id : tokens.accepted) tokens.accepted_mask.set(id);
-        tokens.accepted.clear();
-        tokens.accepted.shrink_to_fit();
-        tokens.dense = true;
-    }
+    if (tokens.accepted.size() * kDenseShare > vocabulary.size()) make_dense(tokens, vocabulary.size());
     if (counted) finish_counted(*tokens.counted, vocabulary.size(), sorted);
     return tokens;
 }
@@ -328,7 +333,8 @@ void GrammarMatcher::fill_shortest_path_mask(TokenMask& mask) {
     const uint32_t distance = distance_.to_end(chart_, base);
     if (distance == 0 || distance == kNoCompletion) return;
     const std::vector<int32_t>& sorted = compiled_->vocabulary().sorted();
-    chart_.limit_work(kWorkPerCall, kWorkPerByte);  // past it, fewer tokens: each one set still walks a shortest completion
+    // Past the bound, fewer tokens: each one set still walks a shortest completion.
+    chart_.limit_work(kWorkPerCall, kWorkPerByte);
     walk_tokens(
         chart_, compiled_->vocabulary(), compiled_->all_tokens_, std::nullopt,
         [&](uint32_t index, TokenVerdict verdict) {

@@ -97,7 +97,8 @@ public:
     bool overloaded() const { return overloaded_; }
 
 private:
-    void add_counted(uint32_t position, const CountedTokens& counted, TokenMask& mask, std::vector<uint32_t>& uncertain) const;
+    void add_counted(uint32_t position, const CountedTokens& counted, TokenMask& mask,
+                     std::vector<uint32_t>& uncertain) const;
 
     std::shared_ptr<const CompiledGrammar> compiled_;
     Chart chart_;
