@@ -215,7 +215,8 @@ void log_serving(const ServeOptions& options, const engine::EngineConfig& config
              config.max_running, config.max_queued_requests, config.max_queued_tokens,
              config.enable_prefix_caching ? "on" : "off", state.chat.source,
              tools::format_name(state.context->tool_format), state.chat.tool_format ? "" : " (none in the template)",
-             state.context->reasoning ? state.context->reasoning->start + "..." + state.context->reasoning->end : "none",
+             state.context->reasoning ? state.context->reasoning->start + "..." + state.context->reasoning->end
+                                      : "none",
              http_options.api_keys.enabled() ? "required" : "none");
 }
 

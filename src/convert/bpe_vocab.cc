@@ -52,7 +52,8 @@ std::string detect_pre_tokenizer(const json& tokenizer, const std::string& label
     if (splits.size() == 1 && splits[0] == kLlama3Split) return "llama-bpe";
     if (splits.size() == 1 && splits[0] == kQwen2Split) return "qwen2";
     if (splits.empty() && byte_level_regex) return "gpt-2";
-    const std::string fallback = config.architecture == "qwen2" || config.architecture == "qwen3" ? "qwen2" : "llama-bpe";
+    const bool qwen = config.architecture == "qwen2" || config.architecture == "qwen3";
+    const std::string fallback = qwen ? "qwen2" : "llama-bpe";
     log_warn("{}: pre-tokenizer not recognised; using '{}' (the {} family's); tokenization may differ", label,
              fallback, config.architecture);
     return fallback;

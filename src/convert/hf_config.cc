@@ -99,7 +99,8 @@ Status read_architecture(const ConfigReader& reader, HfConfig* config) {
         config->context_length = info.default_context;
         return Status::ok();
     }
-    return invalid_argument(fmt::format("{}: unknown architecture {}; tern converts llama, qwen2, qwen3 and phi3 families",
+    return invalid_argument(fmt::format("{}: unknown architecture {}; tern converts llama, qwen2, qwen3 and phi3 "
+                                        "families",
                                         reader.label(), config->hf_architecture));
 }
 

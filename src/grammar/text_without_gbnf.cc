@@ -29,7 +29,8 @@ Result<std::string> text_without_gbnf(std::string_view marker, const std::string
     if (marker.empty()) return invalid_argument("text_without_gbnf: an empty marker");
     const char first = marker[0];
     if (marker.find(first, 1) != std::string_view::npos) {
-        return invalid_argument("text_without_gbnf: the marker's first byte occurs in it again: " + std::string(marker));
+        return invalid_argument("text_without_gbnf: the marker's first byte occurs in it again: " +
+                                std::string(marker));
     }
     std::string starts;    // "f" | "fm1" | ... : the marker's proper prefixes
     std::string cut_short; // each proper prefix, then a byte that neither continues it nor is f

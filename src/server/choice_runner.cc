@@ -90,7 +90,8 @@ std::optional<Outcome> ChoiceRunner::submit(std::chrono::steady_clock::time_poin
                                       tools && tools->render_special)}));
             if (tools) choices_.back()->tool_parser = make_tool_parser(*tools);
             if (const std::optional<ThinkingFirst>& thinking = prepared_.thinking) {
-                choices_.back()->reasoning = std::make_unique<tools::ReasoningParser>(thinking->format, thinking->start);
+                choices_.back()->reasoning =
+                    std::make_unique<tools::ReasoningParser>(thinking->format, thinking->start);
             }
             results_.push_back(ChoiceResult{.index = index});
         }

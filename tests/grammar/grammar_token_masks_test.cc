@@ -75,7 +75,8 @@ bool expect_masks_equal_the_matcher(const std::string& text, int steps, std::mt1
         for (int32_t id = 0; id < static_cast<int32_t>(vocabulary->size()); ++id) {
             Matcher probe = reference;
             const bool expected = !vocabulary->bytes(id).empty() && probe.accept_bytes(vocabulary->bytes(id));
-            EXPECT_EQ(mask.test(id), expected) << text << "\nstep " << step << " token '" << vocabulary->bytes(id) << "'";
+            EXPECT_EQ(mask.test(id), expected)
+                << text << "\nstep " << step << " token '" << vocabulary->bytes(id) << "'";
             if (mask.test(id) != expected) return false;
             if (expected) allowed.push_back(id);
         }
