@@ -29,12 +29,28 @@ std::string metadata_summary(const GgufValue& value) {
 }
 
 nlohmann::json hparams_json(const HParams& hp) {
-    return {{"architecture", hp.architecture_name}, {"vocab_size", hp.vocab_size},
+    nlohmann::json json = {{"architecture", hp.architecture_name}, {"vocab_size", hp.vocab_size},
             {"context_length", hp.context_length}, {"embedding_dim", hp.embedding_dim},
             {"num_layers", hp.num_layers}, {"ffn_dim", hp.ffn_dim}, {"num_heads", hp.num_heads},
             {"num_kv_heads", hp.num_kv_heads}, {"head_dim", hp.head_dim}, {"rope_dim", hp.rope_dim},
             {"rope_freq_base", hp.rope_freq_base}, {"rms_norm_eps", hp.rms_norm_eps},
             {"rope_style", hp.rope_style == RopeStyle::kHalves ? "neox" : "normal"}};
+    if (hp.is_moe()) {
+        json["experts"] = {{"count", hp.num_experts}, {"used_per_token", hp.num_experts_used},
+                           {"ffn_dim", hp.expert_ffn_dim}, {"shared_ffn_dim", hp.shared_expert_ffn_dim}};
+    }
+    if (hp.has_sliding_layers()) {
+        int64_t sliding = 0;
+        for (int64_t layer = 0; layer < hp.num_layers; ++layer) sliding += hp.is_sliding_layer(layer) ? 1 : 0;
+        json["sliding_window"] = {{"window", hp.sliding_window}, {"sliding_layers", sliding},
+                                  {"global_layers", hp.num_layers - sliding}};
+        if (hp.rope_freq_base_sliding > 0.0f) json["sliding_window"]["rope_freq_base"] = hp.rope_freq_base_sliding;
+    }
+    if (hp.attention_softcap > 0.0f) json["attention_softcap"] = hp.attention_softcap;
+    if (hp.logit_softcap > 0.0f) json["logit_softcap"] = hp.logit_softcap;
+    if (hp.embedding_scale != 1.0f) json["embedding_scale"] = hp.embedding_scale;
+    if (hp.ffn_activation == FfnActivation::kGelu) json["ffn_activation"] = "geglu";
+    return json;
 }
 
 nlohmann::json build_report(const GgufFile& file, const Result<HParams>& hparams) {

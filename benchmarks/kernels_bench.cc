@@ -119,10 +119,10 @@ void bench_attention(benchmark::State& state, Isa isa, int64_t num_queries, KvTy
                                    out.data(), heads * head_dim, head_dim};
     for (auto _ : state) {
         if (num_queries == 1) {
-            table->attention_group(q.data(), head_dim, heads, kv, keys, head_dim, 0.125f, out.data(), head_dim,
+            table->attention_group(q.data(), head_dim, heads, kv, keys, head_dim, {0.125f}, out.data(), head_dim,
                                    scratch.data());
         } else {
-            table->attention_queries(queries, kv, head_dim, 0.125f, scratch.data());
+            table->attention_queries(queries, kv, head_dim, {0.125f}, scratch.data());
         }
         benchmark::DoNotOptimize(out.data());
     }
@@ -179,7 +179,7 @@ void bench_attention_from_memory(benchmark::State& state, Isa isa, bool consecut
                     values[static_cast<size_t>(idx)] = cache->value_slice(0, block, kv_head, 0);
                 }
                 const PagedKv kv{keys.data(), values.data(), kBlock, cache->slice_bytes(), KvType::kF16};
-                table->attention_group(q.data(), kHeadDim, kHeads, kv, kKeys, kHeadDim, 0.125f, out.data(), kHeadDim,
+                table->attention_group(q.data(), kHeadDim, kHeads, kv, kKeys, kHeadDim, {0.125f}, out.data(), kHeadDim,
                                        scratch.data());
             }
         }

@@ -24,6 +24,7 @@ const KernelTable& ref_table() {
         ref_kernels.attention_queries = attend_each_query<ref::attention_group>;
         ref_kernels.rms_norm = ref::rms_norm;
         ref_kernels.silu_mul = ref::silu_mul;
+        ref_kernels.gelu_mul = ref::gelu_mul;
         ref_kernels.rope = ref::rope;
         return ref_kernels;
     }();

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "kernels/activations.h"
+#include "kernels/attention_scoring.h"
 #include "kernels/cpu_features.h"
 #include "kernels/packed_weights.h"
 #include "kernels/paged_kv.h"
@@ -19,10 +20,12 @@ using PackedMatmulFn = void (*)(const PackedWeights& weights, const Activations&
 using RowMatmulFn = void (*)(const MatrixView& weights, const Activations& activations, int64_t row_begin,
                              int64_t row_end, float* y, int64_t y_stride);
 // Causal attention of `num_heads` query heads that share one KV head (grouped-query attention) over the first
-// `num_keys` cached positions of `kv`: out_h = softmax(q_h . k_j * scale) . v_j. Head h's query is at
-// q + h * q_stride and its output at out + h * out_stride. `scratch` holds num_keys + 2 * head_dim floats.
+// `num_keys` cached positions of `kv` (the last scoring.window of them, when set):
+// out_h = softmax(score(q_h, k_j)) . v_j. Head h's query is at q + h * q_stride and its output at
+// out + h * out_stride. `scratch` holds num_keys + 2 * head_dim floats.
 using AttentionFn = void (*)(const float* q, int64_t q_stride, int64_t num_heads, const PagedKv& kv, int64_t num_keys,
-                             int64_t head_dim, float scale, float* out, int64_t out_stride, float* scratch);
+                             int64_t head_dim, const AttentionScoring& scoring, float* out, int64_t out_stride,
+                             float* scratch);
 // out = x / sqrt(mean(x^2) + eps) * weight, over `length` floats.
 using RmsNormFn = void (*)(const float* x, const float* weight, int64_t length, float eps, float* out);
 // Rotates the first `rope_dim` elements of one head in place by the angles whose cos/sin are given per pair:
@@ -45,10 +48,13 @@ struct AttentionQueries {
 };
 // Gives each query exactly what AttentionFn gives it alone (the same bits), so results do not depend on how a
 // prompt is chunked; a kernel may share each key tile's conversion and loads among the queries.
-using AttentionQueriesFn = void (*)(const AttentionQueries& queries, const PagedKv& kv, int64_t head_dim, float scale,
-                                    float* scratch);
+using AttentionQueriesFn = void (*)(const AttentionQueries& queries, const PagedKv& kv, int64_t head_dim,
+                                    const AttentionScoring& scoring, float* scratch);
 // out[i] = silu(gate[i]) * up[i] (SwiGLU); out may alias gate.
 using SiluMulFn = void (*)(const float* gate, const float* up, int64_t length, float* out);
+// out[i] = gelu(gate[i]) * up[i] (GeGLU, Gemma), GELU in its tanh form 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+// as Gemma was trained with (Hugging Face's gelu_pytorch_tanh); out may alias gate.
+using GeluMulFn = void (*)(const float* gate, const float* up, int64_t length, float* out);
 // Sum of `length` floats; streams memory as fast as the core can (the read-bandwidth probe of `tern bench memory`).
 using SumFn = double (*)(const float* x, int64_t length);
 // A compute-ceiling probe: `iterations` x kPeakChains independent vector instructions; returns a value that
@@ -77,6 +83,7 @@ struct KernelTable {
     AttentionQueriesFn attention_queries = nullptr;
     RmsNormFn rms_norm = nullptr;
     SiluMulFn silu_mul = nullptr;
+    GeluMulFn gelu_mul = nullptr;
     RopeFn rope = nullptr;
     // Peak probes (nullptr where the ISA has no such instruction): int8 dot products do int8_ops_per_instruction
     // operations (a multiply-add counts 2) per instruction, fp32 FMAs fp32_flops_per_instruction.
@@ -93,11 +100,11 @@ const KernelTable* kernel_table(Isa isa);
 
 // AttentionQueriesFn as one kSingle call per query (the kernel sets without a multi-query kernel).
 template <AttentionFn kSingle>
-void attend_each_query(const AttentionQueries& queries, const PagedKv& kv, int64_t head_dim, float scale,
-                       float* scratch) {
+void attend_each_query(const AttentionQueries& queries, const PagedKv& kv, int64_t head_dim,
+                       const AttentionScoring& scoring, float* scratch) {
     for (int64_t query = 0; query < queries.num_queries; ++query) {
         kSingle(queries.q + query * queries.q_token_stride, queries.q_head_stride, queries.num_heads, kv,
-                queries.first_num_keys + query, head_dim, scale, queries.out + query * queries.out_token_stride,
+                queries.first_num_keys + query, head_dim, scoring, queries.out + query * queries.out_token_stride,
                 queries.out_head_stride, scratch);
     }
 }
@@ -129,7 +136,8 @@ void matmul_dequantized_q8(DType type, const MatrixView&, const Activations&, in
 void quantize_activations(const float* x, int64_t length, int8_t* q, float* scale, float* sum, int32_t* block_sum);
 double sum_f32(const float* x, int64_t length);
 void attention_group(const float* q, int64_t q_stride, int64_t num_heads, const PagedKv& kv, int64_t num_keys,
-                     int64_t head_dim, float scale, float* out, int64_t out_stride, float* scratch);
+                     int64_t head_dim, const AttentionScoring& scoring, float* out, int64_t out_stride,
+                     float* scratch);
 }  // namespace ref
 
 namespace avx512 {
@@ -138,11 +146,13 @@ double int8_dot_peak_loop(int64_t iterations);
 double fp32_fma_peak_loop(int64_t iterations);
 void rms_norm(const float* x, const float* weight, int64_t length, float eps, float* out);
 void silu_mul(const float* gate, const float* up, int64_t length, float* out);
+void gelu_mul(const float* gate, const float* up, int64_t length, float* out);
 void rope(float* head, int64_t rope_dim, const float* cos_table, const float* sin_table, bool pair_halves);
 void attention_group(const float* q, int64_t q_stride, int64_t num_heads, const PagedKv& kv, int64_t num_keys,
-                     int64_t head_dim, float scale, float* out, int64_t out_stride, float* scratch);
-void attention_queries(const AttentionQueries& queries, const PagedKv& kv, int64_t head_dim, float scale,
-                       float* scratch);
+                     int64_t head_dim, const AttentionScoring& scoring, float* out, int64_t out_stride,
+                     float* scratch);
+void attention_queries(const AttentionQueries& queries, const PagedKv& kv, int64_t head_dim,
+                       const AttentionScoring& scoring, float* scratch);
 }
 namespace avx2 {
 const KernelTable* table();
@@ -150,7 +160,8 @@ void matmul_q4_kx16(const PackedWeights&, const Activations&, int64_t, int64_t, 
 void matmul_q5_kx16(const PackedWeights&, const Activations&, int64_t, int64_t, float*, int64_t);
 void matmul_q6_kx16(const PackedWeights&, const Activations&, int64_t, int64_t, float*, int64_t);
 void attention_group(const float* q, int64_t q_stride, int64_t num_heads, const PagedKv& kv, int64_t num_keys,
-                     int64_t head_dim, float scale, float* out, int64_t out_stride, float* scratch);
+                     int64_t head_dim, const AttentionScoring& scoring, float* out, int64_t out_stride,
+                     float* scratch);
 }
 
 }  // namespace tern::kernels

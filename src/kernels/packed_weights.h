@@ -23,7 +23,8 @@
 //
 // so one 64-byte load holds 4 consecutive weights of 16 rows, and a dot-product instruction with 4 activation
 // bytes broadcast produces 16 row sums at once. Rows past the end of the matrix are zero. The bytes per weight
-// equal the ggml format's, so decode reads no more memory than the original file.
+// equal the ggml format's, so decode reads no more memory than the original file, except for Q5_0, which is widened
+// to Q8_0x16 without rounding (8.5 bits per weight instead of 5.5).
 #pragma once
 
 #include <cstdint>
@@ -68,7 +69,8 @@ struct PackedWeights {
 // The layout pack_weights gives a matrix of `type` (row-major when it is not repacked).
 WeightLayout packed_layout_for(DType type);
 
-// Repacks Q4_0, Q8_0, Q4_K, Q5_K and Q6_K matrices; any other type (or `enable` false) keeps the row-major view.
+// Repacks Q4_0, Q8_0, Q5_0 (as Q8_0x16), Q4_K, Q5_K and Q6_K matrices; any other type (or `enable` false) keeps the
+// row-major view.
 PackedWeights pack_weights(const MatrixView& view, bool enable = true);
 
 }  // namespace tern::kernels

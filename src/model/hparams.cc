@@ -1,6 +1,7 @@
 #include "model/hparams.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -43,7 +44,11 @@ Status read_rope_scaling(const GgufFile& file, const std::string& prefix, HParam
 Status read_experts(const GgufFile& file, const std::string& prefix, HParams* hparams) {
     TERN_RETURN_IF_ERROR(read_positive(file, prefix + "expert_count", &hparams->num_experts));
     TERN_RETURN_IF_ERROR(read_positive(file, prefix + "expert_used_count", &hparams->num_experts_used));
-    TERN_RETURN_IF_ERROR(read_positive(file, prefix + "expert_feed_forward_length", &hparams->expert_ffn_dim));
+    // Mixtral's experts (llama architecture) are feed_forward_length wide; the Qwen MoEs say so separately.
+    hparams->expert_ffn_dim = hparams->ffn_dim;
+    if (hparams->architecture != Architecture::kLlama || file.get_int(prefix + "expert_feed_forward_length")) {
+        TERN_RETURN_IF_ERROR(read_positive(file, prefix + "expert_feed_forward_length", &hparams->expert_ffn_dim));
+    }
     if (hparams->architecture == Architecture::kQwen2Moe) {  // llama.cpp's default: the routed experts' width
         hparams->shared_expert_ffn_dim =
             file.get_int(prefix + "expert_shared_feed_forward_length").value_or(hparams->expert_ffn_dim);
@@ -61,14 +66,48 @@ Status read_experts(const GgufFile& file, const std::string& prefix, HParams* hp
     return Status::ok();
 }
 
-// A model trained with sliding-window attention (Phi-3-mini: 2,047 tokens) sees no further back than its window.
-// Until the KV cache keeps windows (issue #22), its context stops at the window, where full attention and the
-// window still agree, rather than silently attend further than the model was trained to.
-Status limit_to_sliding_window(const GgufFile& file, const std::string& prefix, HParams* hparams) {
+// A model trained with sliding-window attention sees no further back than its window in the layers that slide: all
+// of them (Mistral 7B v0.1, Phi-3-mini: 2,047 tokens; llama.cpp ignores the window for those two architectures and
+// attends to everything), or all but every pattern-th (Gemma 2: 2, Gemma 3: 6; llama.cpp's set_swa_pattern). An
+// integer "attention.sliding_window_pattern" in the file overrides the family's pattern.
+Status read_sliding_window(const GgufFile& file, const std::string& prefix, HParams* hparams) {
     const std::optional<int64_t> window = file.get_int(prefix + "attention.sliding_window");
     if (!window || *window <= 0) return Status::ok();
-    hparams->context_length = std::min(hparams->context_length, *window + 1);
+    if (*window > (int64_t{1} << 30)) {
+        return invalid_argument(fmt::format("{}: {}attention.sliding_window is {}; it must be at most 2^30",
+                                            file.path(), prefix, *window));
+    }
+    hparams->sliding_window = *window;
+    if (hparams->architecture == Architecture::kGemma2) hparams->sliding_window_pattern = 2;
+    if (hparams->architecture == Architecture::kGemma3) hparams->sliding_window_pattern = 6;
+    const std::optional<int64_t> pattern = file.get_int(prefix + "attention.sliding_window_pattern");
+    if (pattern) {
+        if (*pattern < 0 || *pattern > hparams->num_layers) {
+            return invalid_argument(fmt::format("{}: {}attention.sliding_window_pattern is {}; it must be in [0, {}]",
+                                                file.path(), prefix, *pattern, hparams->num_layers));
+        }
+        hparams->sliding_window_pattern = *pattern;
+    }
     return Status::ok();
+}
+
+// Gemma's differences from llama that the metadata carries or that follow from the family. The attention scale is
+// 1 / sqrt(query_pre_attn_scalar), which the GGUF does not hold: as llama.cpp, it is the head length except in the
+// 27B models (46 layers for Gemma 2, 62 for Gemma 3), whose scalar is embedding_length / head_count.
+void read_gemma(const GgufFile& file, const std::string& prefix, HParams* hparams) {
+    hparams->embedding_scale = std::sqrt(static_cast<float>(hparams->embedding_dim));
+    hparams->ffn_activation = FfnActivation::kGelu;
+    const bool is_27b = hparams->num_layers == (hparams->architecture == Architecture::kGemma2 ? 46 : 62);
+    const int64_t scalar = is_27b ? hparams->embedding_dim / hparams->num_heads : hparams->head_dim;
+    hparams->attention_scale = 1.0f / std::sqrt(static_cast<float>(scalar));
+    if (hparams->architecture == Architecture::kGemma2) {  // llama.cpp's defaults where the keys are missing
+        hparams->attention_softcap =
+            static_cast<float>(file.get_float(prefix + "attn_logit_softcapping").value_or(50.0));
+        hparams->logit_softcap = static_cast<float>(file.get_float(prefix + "final_logit_softcapping").value_or(30.0));
+    } else if (hparams->sliding_window > 0) {
+        hparams->rope_freq_base_sliding =
+            static_cast<float>(file.get_float(prefix + "rope.freq_base_swa").value_or(10000.0));
+    }
 }
 
 // The GGUF architecture names tern computes, and how each rotates its heads.
@@ -84,6 +123,8 @@ const ArchitectureName kArchitectures[] = {
     {"qwen3moe", Architecture::kQwen3Moe, RopeStyle::kHalves},
     {"qwen2moe", Architecture::kQwen2Moe, RopeStyle::kHalves},
     {"phi3", Architecture::kPhi3, RopeStyle::kHalves},
+    {"gemma2", Architecture::kGemma2, RopeStyle::kHalves},
+    {"gemma3", Architecture::kGemma3, RopeStyle::kHalves},
 };
 
 }  // namespace
@@ -129,10 +170,15 @@ Result<HParams> hparams_from_gguf(const GgufFile& file) {
     hparams.rms_norm_eps = static_cast<float>(file.get_float(prefix + "attention.layer_norm_rms_epsilon").value_or(1e-5));
     hparams.rope_freq_base = static_cast<float>(file.get_float(prefix + "rope.freq_base").value_or(10000.0));
     TERN_RETURN_IF_ERROR(read_rope_scaling(file, prefix, &hparams));
-    if (hparams.architecture == Architecture::kQwen3Moe || hparams.architecture == Architecture::kQwen2Moe) {
+    // Mixtral: llama with experts (a dense llama file may say expert_count 0).
+    const bool mixtral =
+        hparams.architecture == Architecture::kLlama && file.get_int(prefix + "expert_count").value_or(0) > 0;
+    if (hparams.architecture == Architecture::kQwen3Moe || hparams.architecture == Architecture::kQwen2Moe ||
+        mixtral) {
         TERN_RETURN_IF_ERROR(read_experts(file, prefix, &hparams));
     }
-    TERN_RETURN_IF_ERROR(limit_to_sliding_window(file, prefix, &hparams));
+    TERN_RETURN_IF_ERROR(read_sliding_window(file, prefix, &hparams));
+    if (hparams.has_post_norms()) read_gemma(file, prefix, &hparams);
     const auto* tokens = file.get_array("tokenizer.ggml.tokens", GgufType::kString);
     hparams.vocab_size = file.get_int(prefix + "vocab_size").value_or(tokens ? static_cast<int64_t>(tokens->size()) : 0);
     return hparams;

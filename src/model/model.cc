@@ -184,8 +184,12 @@ Status Model::forward(const TokenBatch& batch, KvCache* cache, ThreadPool* pool,
         return Status::ok();
     }
     for (int64_t token_idx = 0; token_idx < num_tokens; ++token_idx) {
-        dequantize_row(weights_.token_embedding.type, weights_.token_embedding.row(batch.tokens[token_idx]),
-                       ws.hidden.data() + token_idx * hp.embedding_dim, hp.embedding_dim);
+        float* row = ws.hidden.data() + token_idx * hp.embedding_dim;
+        dequantize_row(weights_.token_embedding.type, weights_.token_embedding.row(batch.tokens[token_idx]), row,
+                       hp.embedding_dim);
+        if (hp.embedding_scale != 1.0f) {
+            for (int64_t idx = 0; idx < hp.embedding_dim; ++idx) row[idx] *= hp.embedding_scale;
+        }
     }
     ws.fill_rope_tables(hp, batch.positions, weights_.rope_freq_factors);
     // As many parts as parallel_for_dynamic hands out, each taken by whichever thread is free.
@@ -215,6 +219,21 @@ void Model::attention_block(int64_t layer_idx, const TokenBatch& batch, KvCache*
     attend(layer_idx, batch, cache, pool);
     prepare_input(ws.attn_out.data(), num_tokens, hp.q_dim(), needs_q8(layer.wo), pool);
     matmul(layer.wo, ws.normed.data(), pool);
+    post_norm(layer.attn_post_norm, num_tokens, pool);
+}
+
+// Gemma's RMSNorm of a block's output rows (in ws.normed) before they join the residual stream; nothing when
+// `weight` is empty (other families).
+void Model::post_norm(const std::vector<float>& weight, int64_t num_tokens, ThreadPool* pool) {
+    if (weight.empty()) return;
+    const int64_t dim = hparams_.embedding_dim;
+    float* rows = workspace_->normed.data();
+    pool->parallel_for(num_tokens, [&](int64_t begin, int64_t end, int) {
+        for (int64_t token_idx = begin; token_idx < end; ++token_idx) {
+            float* row = rows + token_idx * dim;
+            kernels_->rms_norm(row, weight.data(), dim, hparams_.rms_norm_eps, row);
+        }
+    });
 }
 
 // qwen3's RMSNorm of each head of one token's q or k, in place; nothing when `weight` is empty (other families).
@@ -233,8 +252,9 @@ void Model::rope_and_store(int64_t layer_idx, const TokenBatch& batch, int64_t t
     Workspace& ws = *workspace_;
     const bool pair_halves = hp.rope_style == RopeStyle::kHalves;
     const int64_t half = hp.rope_dim / 2;
-    const float* cos_table = ws.rope_cos.data() + token_idx * half;
-    const float* sin_table = ws.rope_sin.data() + token_idx * half;
+    const bool own_tables = hp.rope_freq_base_sliding > 0.0f && hp.is_sliding_layer(layer_idx);
+    const float* cos_table = (own_tables ? ws.sliding_rope_cos : ws.rope_cos).data() + token_idx * half;
+    const float* sin_table = (own_tables ? ws.sliding_rope_sin : ws.rope_sin).data() + token_idx * half;
     float* q = ws.q.data() + token_idx * hp.q_dim();
     float* k = ws.k.data() + token_idx * hp.kv_dim();
     float* v = ws.v.data() + token_idx * hp.kv_dim();
@@ -264,7 +284,8 @@ void Model::attend(int64_t layer_idx, const TokenBatch& batch, KvCache* cache, T
     const HParams& hp = hparams_;
     Workspace& ws = *workspace_;
     const int64_t group_size = hp.num_heads / hp.num_kv_heads;
-    const float scale = 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
+    const kernels::AttentionScoring scoring{hp.scores_scale(), hp.attention_softcap,
+                                            hp.is_sliding_layer(layer_idx) ? hp.sliding_window : 0};
     // One work unit: a run of consecutive query tokens of one sequence x the query heads that share one KV head,
     // so each key is read once for them all. The threads take the parts of the cut as they come free
     // (model/attention_split.h).
@@ -291,7 +312,7 @@ void Model::attend(int64_t layer_idx, const TokenBatch& batch, KvCache* cache, T
             const kernels::AttentionQueries queries{ws.q.data() + q_offset, hp.q_dim(), hp.head_dim, group_size,
                                                     run.num_tokens, first_num_keys, ws.attn_out.data() + q_offset,
                                                     hp.q_dim(), hp.head_dim};
-            kernels_->attention_queries(queries, kv, hp.head_dim, scale, ws.thread_scores(thread_idx));
+            kernels_->attention_queries(queries, kv, hp.head_dim, scoring, ws.thread_scores(thread_idx));
         }
     });
 }
@@ -303,9 +324,10 @@ void Model::feed_forward_block(int64_t layer_idx, int64_t num_tokens, ThreadPool
     Workspace& ws = *workspace_;
     norm_input(ws.normed.data(), layer.ffn_norm, num_tokens, needs_q8(layer.w_gate) || needs_q8(layer.w_up), pool);
     gated_ffn(layer.w_gate, layer.w_up, layer.w_down, num_tokens, hp.ffn_dim, ws.normed.data(), pool);
+    post_norm(layer.ffn_post_norm, num_tokens, pool);
 }
 
-// down(SiLU(gate x) * up x) of the prepared input rows (`count` of them), `width` wide in between, into `out`.
+// down(act(gate x) * up x) (act: SiLU or GELU) of the prepared input rows (`count` of them), `width` wide in between, into `out`.
 void Model::gated_ffn(const PackedWeights& gate, const PackedWeights& up, const PackedWeights& down, int64_t count,
                       int64_t width, float* out, ThreadPool* pool) {
     Workspace& ws = *workspace_;
@@ -313,7 +335,9 @@ void Model::gated_ffn(const PackedWeights& gate, const PackedWeights& up, const 
     kernels::reserve_activations(ws.gate.data(), count, width, width, needs_q8(down), &ws.activations);
     pool->parallel_for(count, [&](int64_t begin, int64_t end, int) {
         const int64_t offset = begin * width, length = (end - begin) * width;
-        kernels_->silu_mul(ws.gate.data() + offset, ws.up.data() + offset, length, ws.gate.data() + offset);
+        const auto gated_product = hparams_.ffn_activation == FfnActivation::kGelu ? kernels_->gelu_mul
+                                                                                   : kernels_->silu_mul;
+        gated_product(ws.gate.data() + offset, ws.up.data() + offset, length, ws.gate.data() + offset);
         kernels::quantize_activation_rows(*kernels_, begin, end, &ws.activations);
     });
     matmul(down, out, pool);
@@ -339,7 +363,16 @@ Status Model::compute_outputs(const TokenBatch& batch, ThreadPool* pool, std::ve
     logits->resize(static_cast<size_t>(num_outputs * hp.vocab_size));
     prepare_input(ws.normed.data(), num_outputs, dim, needs_q8(weights_.output), pool);
     matmul(weights_.output, logits->data(), pool);
+    if (hp.logit_softcap > 0.0f) soft_cap_logits(logits, pool);
     return Status::ok();
+}
+
+// Gemma 2's logits: cap * tanh(logit / cap), across the pool (a 256k vocabulary takes milliseconds on one core).
+void Model::soft_cap_logits(std::vector<float>* logits, ThreadPool* pool) const {
+    const float cap = hparams_.logit_softcap;
+    pool->parallel_for(static_cast<int64_t>(logits->size()), [&](int64_t begin, int64_t end, int) {
+        for (int64_t idx = begin; idx < end; ++idx) (*logits)[idx] = cap * std::tanh((*logits)[idx] / cap);
+    });
 }
 
 }  // namespace tern

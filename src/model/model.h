@@ -1,4 +1,4 @@
-// A decoder-only transformer of the llama / qwen2 / qwen3 families on the CPU. It computes logits for a flat batch of
+// A decoder-only transformer of the families in model/hparams.h on the CPU. It computes logits for a flat batch of
 // tokens (prefill chunks and decode steps of several sequences mixed) against a KV cache. It knows nothing of
 // requests, text or sampling: callers pass token ids, positions and KV slots.
 #pragma once
@@ -94,6 +94,8 @@ private:
     void normalize_heads(const std::vector<float>& weight, float* heads, int64_t num_heads) const;
     void attend(int64_t layer_idx, const TokenBatch& batch, KvCache* cache, ThreadPool* pool);
     void feed_forward_block(int64_t layer_idx, int64_t num_tokens, ThreadPool* pool);
+    void post_norm(const std::vector<float>& weight, int64_t num_tokens, ThreadPool* pool);
+    void soft_cap_logits(std::vector<float>* logits, ThreadPool* pool) const;
     void gated_ffn(const PackedWeights& gate, const PackedWeights& up, const PackedWeights& down, int64_t count,
                    int64_t width, float* out, ThreadPool* pool);
     // mixture_of_experts.cc

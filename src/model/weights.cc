@@ -143,6 +143,10 @@ Status bind_layer(Binder& binder, const HParams& hp, int64_t layer_idx, LayerWei
         TERN_RETURN_IF_ERROR(binder.vector(prefix + "attn_k_norm.weight", hp.head_dim, &layer->k_norm));
     }
     TERN_RETURN_IF_ERROR(binder.vector(prefix + "ffn_norm.weight", dim, &layer->ffn_norm));
+    if (hp.has_post_norms()) {  // llama.cpp's names for Gemma's post_attention_layernorm / post_feedforward_layernorm
+        TERN_RETURN_IF_ERROR(binder.vector(prefix + "post_attention_norm.weight", dim, &layer->attn_post_norm));
+        TERN_RETURN_IF_ERROR(binder.vector(prefix + "post_ffw_norm.weight", dim, &layer->ffn_post_norm));
+    }
     if (hp.is_moe()) {
         TERN_RETURN_IF_ERROR(binder.matrix(prefix + "ffn_gate_inp.weight", dim, hp.num_experts, &layer->router));
         const int64_t width = hp.expert_ffn_dim;

@@ -1,4 +1,4 @@
-// Binds a GGUF file's tensors to the llama/qwen2/qwen3 layer structure, checking every name and shape.
+// Binds a GGUF file's tensors to the layer structure of the architectures in model/hparams.h, checking every name and shape.
 // Matrices are bound in the file's mapping (zero copy) unless repacked for the int8 kernels; small vectors (norms,
 // biases, rope factors) are converted to f32 once at load. copy_out_of_mapping() then gives the model its own copy
 // of what it still reads there, so that the file can be released (see Model::load for why).
@@ -22,7 +22,8 @@ struct LayerWeights {
     std::vector<float> attn_norm;
     PackedWeights wq, wk, wv, wo;
     std::vector<float> bq, bk, bv;  // qwen2 only; empty for llama
-    std::vector<float> q_norm, k_norm;  // qwen3 only: RMSNorm weights of every q and k head (head_dim each)
+    std::vector<float> q_norm, k_norm;  // qwen3, gemma3: RMSNorm weights of every q and k head (head_dim each)
+    std::vector<float> attn_post_norm, ffn_post_norm;  // gemma: RMSNorms of the blocks' outputs; empty otherwise
     std::vector<float> ffn_norm;
     PackedWeights w_gate, w_up, w_down;  // a dense feed-forward, or a mixture's shared expert (Qwen2-MoE)
     std::vector<float> shared_expert_gate;  // Qwen2-MoE: sigmoid(x . this) scales the shared expert

@@ -22,6 +22,7 @@ struct Model::Workspace {
     std::vector<int64_t> expert_order;         // one token's experts, best first
     std::vector<double> expert_probabilities;  // one token's softmax over the experts
     std::vector<float> rope_cos, rope_sin;  // [token][pair]
+    std::vector<float> sliding_rope_cos, sliding_rope_sin;  // Gemma 3's sliding layers' own (empty: the same)
     std::vector<float> row_scratch, scores;  // per thread
     std::vector<const uint8_t*> block_pointers;  // per thread: a sequence's K blocks, then its V blocks
     int64_t row_scratch_size = 0;
@@ -55,6 +56,10 @@ struct Model::Workspace {
             }
             rope_cos.resize(size(hp.rope_dim / 2));
             rope_sin.resize(size(hp.rope_dim / 2));
+            if (hp.rope_freq_base_sliding > 0.0f) {
+                sliding_rope_cos.resize(size(hp.rope_dim / 2));
+                sliding_rope_sin.resize(size(hp.rope_dim / 2));
+            }
         }
         row_scratch_size = std::max({hp.embedding_dim, hp.q_dim(), hp.ffn_dim, hp.expert_ffn_dim, hp.num_experts,
                                      hp.shared_expert_ffn_dim});
@@ -78,18 +83,28 @@ struct Model::Workspace {
         return block_pointers.data() + thread_idx * block_pointers_size;
     }
 
-    // cos/sin of position * scale * base^(-2i/rope_dim) / factor[i] for every token and rotation pair.
     void fill_rope_tables(const HParams& hp, const std::vector<int32_t>& positions, const std::vector<float>& factors) {
-        const int64_t half = hp.rope_dim / 2;
+        fill_rope_table(hp.rope_dim, hp.rope_freq_base, hp.rope_position_scale, positions, factors, &rope_cos,
+                        &rope_sin);
+        if (hp.rope_freq_base_sliding > 0.0f) {
+            fill_rope_table(hp.rope_dim, hp.rope_freq_base_sliding, 1.0f, positions, {}, &sliding_rope_cos,
+                            &sliding_rope_sin);
+        }
+    }
+
+    // cos/sin of position * scale * base^(-2i/rope_dim) / factor[i] for every token and rotation pair.
+    static void fill_rope_table(int64_t rope_dim, float base, float position_scale, const std::vector<int32_t>& positions,
+                                const std::vector<float>& factors, std::vector<float>* cos, std::vector<float>* sin) {
+        const int64_t half = rope_dim / 2;
         for (size_t token_idx = 0; token_idx < positions.size(); ++token_idx) {
-            const double position = static_cast<double>(positions[token_idx]) * hp.rope_position_scale;
+            const double position = static_cast<double>(positions[token_idx]) * position_scale;
             for (int64_t pair_idx = 0; pair_idx < half; ++pair_idx) {
-                double frequency = std::pow(static_cast<double>(hp.rope_freq_base),
-                                            -2.0 * static_cast<double>(pair_idx) / static_cast<double>(hp.rope_dim));
+                double frequency = std::pow(static_cast<double>(base),
+                                            -2.0 * static_cast<double>(pair_idx) / static_cast<double>(rope_dim));
                 if (!factors.empty()) frequency /= factors[static_cast<size_t>(pair_idx)];
                 const double angle = position * frequency;
-                rope_cos[token_idx * half + pair_idx] = static_cast<float>(std::cos(angle));
-                rope_sin[token_idx * half + pair_idx] = static_cast<float>(std::sin(angle));
+                (*cos)[token_idx * half + pair_idx] = static_cast<float>(std::cos(angle));
+                (*sin)[token_idx * half + pair_idx] = static_cast<float>(std::sin(angle));
             }
         }
     }

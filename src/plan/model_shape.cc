@@ -209,7 +209,9 @@ Result<ModelShape> model_shape_from_gguf(const std::string& path) {
     shape.has_rope_freqs = file->find_tensor("rope_freqs.weight") != nullptr;
     shape.num_experts = file->get_int(prefix + "expert_count").value_or(0);
     shape.num_experts_used = file->get_int(prefix + "expert_used_count").value_or(0);
-    shape.expert_ffn_dim = file->get_int(prefix + "expert_feed_forward_length").value_or(0);
+    // Mixtral (llama with experts) has no expert_feed_forward_length: its experts are feed_forward_length wide.
+    shape.expert_ffn_dim = file->get_int(prefix + "expert_feed_forward_length")
+                               .value_or(shape.num_experts > 0 ? shape.ffn_dim : 0);
     shape.shared_expert_ffn_dim = file->get_int(prefix + "expert_shared_feed_forward_length").value_or(0);
     add_file_bytes(*file, &shape);
     TERN_RETURN_IF_ERROR(validate_shape(shape, path));

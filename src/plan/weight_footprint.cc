@@ -1,6 +1,7 @@
 #include "plan/weight_footprint.h"
 
 #include <cmath>
+#include <string>
 
 #include "synth/synth.h"
 
@@ -39,9 +40,11 @@ WeightFootprint weight_footprint(const ModelShape& shape, DType type) {
         acc.matrix(dim, shape.kv_dim(), false, true);
         acc.matrix(dim, shape.kv_dim(), false, true);
         if (shape.qkv_bias) acc.f32_vector(shape.q_dim() + 2 * shape.kv_dim());
-        if (shape.architecture == "qwen3" || shape.architecture == "qwen3moe") acc.f32_vector(2 * shape.head_dim);
+        const std::string& arch = shape.architecture;
+        if (arch == "qwen3" || arch == "qwen3moe" || arch == "gemma3") acc.f32_vector(2 * shape.head_dim);
         acc.matrix(shape.q_dim(), dim, false, true);
         acc.f32_vector(dim);  // ffn_norm
+        if (arch == "gemma2" || arch == "gemma3") acc.f32_vector(2 * dim);  // the post-norms
         if (shape.num_experts > 0) {
             acc.matrix(dim, shape.num_experts, false, true);  // the router
             // Every expert is held; one token's step reads num_experts_used of them.

@@ -14,7 +14,7 @@ namespace tern {
 
 struct ModelPreset {
     std::string name;
-    std::string architecture;  // "llama", "qwen2", "qwen3", "qwen3moe", "qwen2moe" or "phi3"
+    std::string architecture;  // "llama", "qwen2", "qwen3", "qwen3moe", "qwen2moe", "phi3", "gemma2" or "gemma3"
     int64_t vocab_size;
     int64_t context_length;
     int64_t embedding_dim;
@@ -32,6 +32,8 @@ struct ModelPreset {
     int64_t num_experts_used = 0;  // how many each token uses,
     int64_t expert_ffn_dim = 0;    // and each one's width
     int64_t shared_expert_ffn_dim = 0;  // qwen2moe: the shared expert's width
+    int64_t sliding_window = 0;         // sliding-window layers' reach (which layers slide: model/hparams.h)
+    float rope_linear_factor = 0.0f;    // linear RoPE scaling (Gemma 3 4B and up: 8); 0: none
     int64_t q_dim() const { return num_heads * (head_dim > 0 ? head_dim : embedding_dim / num_heads); }
     int64_t kv_dim() const { return num_kv_heads * (head_dim > 0 ? head_dim : embedding_dim / num_heads); }
 };

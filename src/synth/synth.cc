@@ -113,16 +113,30 @@ void add_hparams(const ModelPreset& preset, const SynthOptions& options, GgufWri
     writer->add_u32(arch + ".attention.head_count_kv", static_cast<uint32_t>(preset.num_kv_heads));
     const int64_t head_dim = preset.q_dim() / preset.num_heads;
     writer->add_u32(arch + ".rope.dimension_count", static_cast<uint32_t>(head_dim));
-    if (head_dim != preset.embedding_dim / preset.num_heads || arch == "qwen3" || arch == "qwen3moe") {
+    const bool gemma = arch == "gemma2" || arch == "gemma3";
+    if (head_dim != preset.embedding_dim / preset.num_heads || arch == "qwen3" || arch == "qwen3moe" || gemma) {
         writer->add_u32(arch + ".attention.key_length", static_cast<uint32_t>(head_dim));
         writer->add_u32(arch + ".attention.value_length", static_cast<uint32_t>(head_dim));
     }
     writer->add_f32(arch + ".rope.freq_base", preset.rope_freq_base);
     writer->add_f32(arch + ".attention.layer_norm_rms_epsilon", preset.rms_norm_eps);
     writer->add_u32(arch + ".vocab_size", static_cast<uint32_t>(preset.vocab_size));
+    if (preset.sliding_window > 0) {
+        writer->add_u32(arch + ".attention.sliding_window", static_cast<uint32_t>(preset.sliding_window));
+    }
+    if (preset.rope_linear_factor > 0.0f) {
+        writer->add_string(arch + ".rope.scaling.type", "linear");
+        writer->add_f32(arch + ".rope.scaling.factor", preset.rope_linear_factor);
+    }
+    if (arch == "gemma2") {  // Gemma 2's config.json values, which llama.cpp's converter writes
+        writer->add_f32(arch + ".attn_logit_softcapping", 50.0f);
+        writer->add_f32(arch + ".final_logit_softcapping", 30.0f);
+    }
     if (preset.num_experts > 0) {
         writer->add_u32(arch + ".expert_count", static_cast<uint32_t>(preset.num_experts));
         writer->add_u32(arch + ".expert_used_count", static_cast<uint32_t>(preset.num_experts_used));
+    }
+    if (preset.num_experts > 0 && arch != "llama") {  // Mixtral's experts are feed_forward_length wide
         writer->add_u32(arch + ".expert_feed_forward_length", static_cast<uint32_t>(preset.expert_ffn_dim));
         if (preset.shared_expert_ffn_dim > 0) {
             writer->add_u32(arch + ".expert_shared_feed_forward_length",
@@ -153,12 +167,18 @@ void add_layer(const ModelPreset& preset, int64_t layer_idx, SynthBuilder* build
         builder->random_vector(prefix + "attn_k.bias", kv_dim);
         builder->random_vector(prefix + "attn_v.bias", kv_dim);
     }
-    if (preset.architecture == "qwen3" || preset.architecture == "qwen3moe") {  // around 1, as trained norms are
+    const bool gemma = preset.architecture == "gemma2" || preset.architecture == "gemma3";
+    if (preset.architecture == "qwen3" || preset.architecture == "qwen3moe" ||
+        preset.architecture == "gemma3") {  // around 1, as trained norms are
         builder->norm_vector(prefix + "attn_q_norm.weight", q_dim / preset.num_heads);
         builder->norm_vector(prefix + "attn_k_norm.weight", q_dim / preset.num_heads);
     }
     builder->matrix(prefix + "attn_output.weight", q_dim, dim);
     builder->vector(prefix + "ffn_norm.weight", std::vector<float>(static_cast<size_t>(dim), 1.0f));
+    if (gemma) {  // GGUF holds Gemma's norms as 1 + w (llama.cpp's converter adds the 1)
+        builder->norm_vector(prefix + "post_attention_norm.weight", dim);
+        builder->norm_vector(prefix + "post_ffw_norm.weight", dim);
+    }
     if (preset.num_experts > 0) {
         builder->matrix(prefix + "ffn_gate_inp.weight", dim, preset.num_experts);
         builder->experts(prefix + "ffn_gate_exps.weight", dim, preset.expert_ffn_dim, preset.num_experts);

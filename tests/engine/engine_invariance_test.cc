@@ -143,12 +143,15 @@ TEST(EngineInvariance, Stories260KMatchesGenerate) {
     }
 }
 
-// Every architecture (qwen3's q/k head norms included) and the int8 kernels' weight types.
+// Every architecture (qwen3's q/k head norms, gemma's and Mistral's sliding windows of 8, which the prompts of up to
+// 50 tokens cross, included) and the int8 kernels' weight types.
 TEST(EngineInvariance, SyntheticInt8Models) {
     ThreadPool pool(2);
     const std::pair<const char*, DType> models[] = {
         {"tiny", DType::kQ8_0}, {"tiny", DType::kQ4_0}, {"tiny-qwen2", DType::kQ8_0}, {"tiny-qwen3", DType::kQ8_0},
-        {"tiny-qwen3moe", DType::kQ8_0}, {"tiny-qwen2moe", DType::kQ8_0}, {"tiny-phi3", DType::kQ8_0}};
+        {"tiny-qwen3moe", DType::kQ8_0}, {"tiny-qwen2moe", DType::kQ8_0}, {"tiny-phi3", DType::kQ8_0},
+        {"tiny-gemma2", DType::kQ8_0}, {"tiny-gemma3", DType::kQ8_0}, {"tiny-mixtral", DType::kQ8_0},
+        {"tiny-mistral", DType::kQ8_0}};
     for (const auto& [preset, type] : models) {
         const std::string path = std::string(TERN_TEST_TMP) + "/engine-invariance-" + preset + "-" +
                                  std::string(dtype_name(type)) + ".gguf";

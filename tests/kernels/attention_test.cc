@@ -74,30 +74,41 @@ struct PagedRows {
 };
 
 double max_error_against_float64(const std::vector<float>& q, const PagedRows& rows, const AttentionShape& shape,
-                                 float scale, const std::vector<float>& out) {
+                                 const AttentionScoring& scoring, const std::vector<float>& out) {
     double max_error = 0.0;
+    // Written from the definition, not from first_key(): the window keeps keys with query - key < window, where
+    // the query sits at position num_keys - 1.
+    const int64_t first_key = scoring.window > 0 ? std::max<int64_t>(0, shape.num_keys - scoring.window) : 0;
     for (int64_t head = 0; head < shape.num_heads; ++head) {
-        std::vector<double> logits(static_cast<size_t>(shape.num_keys));
+        std::vector<double> logits(static_cast<size_t>(shape.num_keys), 0.0);
         double max_logit = -1e300;
-        for (int64_t key = 0; key < shape.num_keys; ++key) {
+        for (int64_t key = first_key; key < shape.num_keys; ++key) {
             double dot = 0.0;
             for (int64_t dim = 0; dim < shape.head_dim; ++dim) {
                 dot += static_cast<double>(q[head * shape.head_dim + dim]) * rows.keys[key * shape.head_dim + dim];
             }
-            logits[key] = dot * scale;
+            logits[key] = dot * scoring.scale;
+            if (scoring.softcap > 0) logits[key] = scoring.softcap * std::tanh(logits[key] / scoring.softcap);
             max_logit = std::max(max_logit, logits[key]);
         }
         double total = 0.0;
-        for (double& logit : logits) total += (logit = std::exp(logit - max_logit));
+        for (int64_t key = first_key; key < shape.num_keys; ++key) total += (logits[key] = std::exp(logits[key] - max_logit));
         for (int64_t dim = 0; dim < shape.head_dim; ++dim) {
             double expected = 0.0;
-            for (int64_t key = 0; key < shape.num_keys; ++key) {
+            for (int64_t key = first_key; key < shape.num_keys; ++key) {
                 expected += logits[key] / total * rows.values[key * shape.head_dim + dim];
             }
             max_error = std::max(max_error, std::abs(expected - out[head * shape.head_dim + dim]));
         }
     }
     return max_error;
+}
+
+// Plain scores, Gemma 2's soft cap (small enough to bend these scores), a sliding window shorter than most
+// shapes' keys, and both.
+std::vector<AttentionScoring> scorings(int64_t head_dim) {
+    const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+    return {{scale, 0.0f, 0}, {scale, 1.5f, 0}, {scale, 0.0f, 7}, {scale, 1.5f, 20}};
 }
 
 TEST(Attention, EveryIsaAndKvTypeMatchesFloat64Softmax) {
@@ -119,11 +130,13 @@ TEST(Attention, EveryIsaAndKvTypeMatchesFloat64Softmax) {
                 const auto q = random_values(static_cast<size_t>(shape.num_heads * shape.head_dim), 1, 1.0f);
                 std::vector<float> out(static_cast<size_t>(shape.num_heads * shape.head_dim));
                 std::vector<float> scratch(static_cast<size_t>(shape.num_keys + 2 * shape.head_dim));
-                const float scale = 1.0f / std::sqrt(static_cast<float>(shape.head_dim));
-                table->attention_group(q.data(), shape.head_dim, shape.num_heads, rows.kv, shape.num_keys,
-                                       shape.head_dim, scale, out.data(), shape.head_dim, scratch.data());
-                // Against the same rounded rows, so only the kernel's arithmetic is measured.
-                EXPECT_LT(max_error_against_float64(q, rows, shape, scale, out), 2e-5);
+                for (const AttentionScoring& scoring : scorings(shape.head_dim)) {
+                    SCOPED_TRACE(::testing::Message() << "softcap " << scoring.softcap << " window " << scoring.window);
+                    table->attention_group(q.data(), shape.head_dim, shape.num_heads, rows.kv, shape.num_keys,
+                                           shape.head_dim, scoring, out.data(), shape.head_dim, scratch.data());
+                    // Against the same rounded rows, so only the kernel's arithmetic is measured.
+                    EXPECT_LT(max_error_against_float64(q, rows, shape, scoring, out), 2e-5);
+                }
             }
         }
     }
@@ -158,17 +171,20 @@ TEST(Attention, QueriesOfAChunkEqualEachQueryAlone) {
                 const size_t out_size = static_cast<size_t>(shape.num_queries * token_stride);
                 std::vector<float> together(out_size, 0.0f), alone(out_size, 0.0f);
                 std::vector<float> scratch(static_cast<size_t>(num_keys + 2 * shape.head_dim));
-                const float scale = 1.0f / std::sqrt(static_cast<float>(shape.head_dim));
-                const AttentionQueries queries{q.data(), token_stride, shape.head_dim, shape.num_heads,
-                                               shape.num_queries, shape.first_num_keys, together.data(),
-                                               token_stride, shape.head_dim};
-                table->attention_queries(queries, rows.kv, shape.head_dim, scale, scratch.data());
-                for (int64_t query = 0; query < shape.num_queries; ++query) {
-                    table->attention_group(q.data() + query * token_stride, shape.head_dim, shape.num_heads, rows.kv,
-                                           shape.first_num_keys + query, shape.head_dim, scale,
-                                           alone.data() + query * token_stride, shape.head_dim, scratch.data());
+                // Windows that slide inside the chunk (pairs of queries with different first keys) and soft caps.
+                for (const AttentionScoring& scoring : scorings(shape.head_dim)) {
+                    SCOPED_TRACE(::testing::Message() << "softcap " << scoring.softcap << " window " << scoring.window);
+                    const AttentionQueries queries{q.data(), token_stride, shape.head_dim, shape.num_heads,
+                                                   shape.num_queries, shape.first_num_keys, together.data(),
+                                                   token_stride, shape.head_dim};
+                    table->attention_queries(queries, rows.kv, shape.head_dim, scoring, scratch.data());
+                    for (int64_t query = 0; query < shape.num_queries; ++query) {
+                        table->attention_group(q.data() + query * token_stride, shape.head_dim, shape.num_heads,
+                                               rows.kv, shape.first_num_keys + query, shape.head_dim, scoring,
+                                               alone.data() + query * token_stride, shape.head_dim, scratch.data());
+                    }
+                    EXPECT_EQ(together, alone);
                 }
-                EXPECT_EQ(together, alone);
             }
         }
     }

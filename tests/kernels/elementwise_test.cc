@@ -46,6 +46,27 @@ TEST(Elementwise, RmsNormAndSiluMulMatchFloat64OnEveryIsa) {
     }
 }
 
+// GeGLU in GELU's tanh form (Gemma), gates out to where tanh saturates.
+TEST(Elementwise, GeluMulMatchesFloat64OnEveryIsa) {
+    for (Isa isa : {Isa::kRef, Isa::kAvx2, Isa::kAvx512}) {
+        const KernelTable* table = kernel_table(isa);
+        if (table == nullptr) continue;
+        for (int64_t length : {1, 7, 8, 15, 16, 17, 64, 5633}) {
+            SCOPED_TRACE(::testing::Message() << isa_name(isa) << " length " << length);
+            const auto gate = random_values(static_cast<size_t>(length), 5, 12.0f);
+            const auto up = random_values(static_cast<size_t>(length), 6, 1.0f);
+            std::vector<float> geglu(static_cast<size_t>(length));
+            table->gelu_mul(gate.data(), up.data(), length, geglu.data());
+            for (size_t idx = 0; idx < static_cast<size_t>(length); ++idx) {
+                const double g = gate[idx];
+                const double gelu = 0.5 * g * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (g + 0.044715 * g * g * g)));
+                const double expected = gelu * up[idx];
+                EXPECT_NEAR(geglu[idx], expected, 2e-6 * (1.0 + std::abs(g * up[idx])));
+            }
+        }
+    }
+}
+
 // Both pair orders, rope_dim from one pair to past two vectors, and a rope_dim below the head size (partial
 // rotary): the elements past rope_dim stay as they were.
 TEST(Elementwise, RopeMatchesFloat64OnEveryIsa) {

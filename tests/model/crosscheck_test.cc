@@ -58,7 +58,9 @@ class CrossCheck : public ::testing::TestWithParam<std::string> {};
 TEST_P(CrossCheck, LogProbabilitiesAndGreedyTokensAgreeWithLlamaCpp) {
     std::ifstream stream(GetParam());
     const nlohmann::json data = nlohmann::json::parse(stream);
-    const std::string path = ::testing::TempDir() + "/crosscheck.gguf";
+    // One file per case: ctest runs the cases as parallel processes.
+    const std::string path =
+        ::testing::TempDir() + "/crosscheck-" + std::filesystem::path(GetParam()).stem().string() + ".gguf";
     std::unique_ptr<Model> model = synth_model(data, path);
     ASSERT_NE(model, nullptr);
     const int64_t vocab_size = model->hparams().vocab_size;

@@ -1,4 +1,5 @@
-// Model loading refuses files that do not describe a complete llama/qwen2 model, naming what is wrong.
+// Model loading refuses files that do not describe a complete model of a supported architecture, naming what is
+// wrong.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -74,12 +75,8 @@ TEST(ModelLoad, MissingHyperParameterIsNamed) {
     EXPECT_NE(model.status().message().find("qwen2.context_length"), std::string::npos) << model.status().message();
 }
 
-// A mixture of experts: the expert keys must agree with each other and with the 3-D expert tensors.
-GgufWriter moe_file(int64_t experts, int64_t used, std::vector<int64_t> down_dims) {
-    GgufWriter writer = minimal_llama_metadata("qwen3moe");
-    writer.add_u32("qwen3moe.expert_count", static_cast<uint32_t>(experts));
-    writer.add_u32("qwen3moe.expert_used_count", static_cast<uint32_t>(used));
-    writer.add_u32("qwen3moe.expert_feed_forward_length", 16);
+// The embedding, output norm and layer 0's attention of minimal_llama_metadata's shapes.
+void add_embedding_and_attention(GgufWriter& writer) {
     add_f32(writer, "token_embd.weight", {32, 10});
     add_f32(writer, "output_norm.weight", {32});
     add_f32(writer, "blk.0.attn_norm.weight", {32});
@@ -87,6 +84,36 @@ GgufWriter moe_file(int64_t experts, int64_t used, std::vector<int64_t> down_dim
     add_f32(writer, "blk.0.attn_k.weight", {32, 16});
     add_f32(writer, "blk.0.attn_v.weight", {32, 16});
     add_f32(writer, "blk.0.attn_output.weight", {32, 32});
+}
+
+// Gemma's post-norms are required tensors; a sliding-window pattern longer than the model is refused.
+TEST(ModelLoad, GemmaPostNormAndWindowPatternAreChecked) {
+    GgufWriter writer = minimal_llama_metadata("gemma2");
+    writer.add_u32("gemma2.attention.sliding_window", 16);
+    add_embedding_and_attention(writer);
+    add_f32(writer, "blk.0.ffn_norm.weight", {32});
+    add_f32(writer, "blk.0.post_attention_norm.weight", {32});
+    auto model = Model::load(write_temp(writer, "gemma2-no-post-norm.gguf"));
+    ASSERT_FALSE(model.is_ok());
+    EXPECT_NE(model.status().message().find("missing tensor 'blk.0.post_ffw_norm.weight'"), std::string::npos)
+        << model.status().message();
+
+    GgufWriter pattern = minimal_llama_metadata("gemma3");
+    pattern.add_u32("gemma3.attention.sliding_window", 16);
+    pattern.add_u32("gemma3.attention.sliding_window_pattern", 7);
+    model = Model::load(write_temp(pattern, "gemma3-pattern.gguf"));
+    ASSERT_FALSE(model.is_ok());
+    EXPECT_NE(model.status().message().find("sliding_window_pattern is 7; it must be in [0, 1]"), std::string::npos)
+        << model.status().message();
+}
+
+// A mixture of experts: the expert keys must agree with each other and with the 3-D expert tensors.
+GgufWriter moe_file(int64_t experts, int64_t used, std::vector<int64_t> down_dims) {
+    GgufWriter writer = minimal_llama_metadata("qwen3moe");
+    writer.add_u32("qwen3moe.expert_count", static_cast<uint32_t>(experts));
+    writer.add_u32("qwen3moe.expert_used_count", static_cast<uint32_t>(used));
+    writer.add_u32("qwen3moe.expert_feed_forward_length", 16);
+    add_embedding_and_attention(writer);
     add_f32(writer, "blk.0.attn_q_norm.weight", {8});
     add_f32(writer, "blk.0.attn_k_norm.weight", {8});
     add_f32(writer, "blk.0.ffn_norm.weight", {32});

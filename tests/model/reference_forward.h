@@ -1,6 +1,7 @@
-// An independent, deliberately naive float64 forward pass of the llama / qwen2 / qwen3 architectures, written
-// straight from the model definitions (Hugging Face modeling_llama / modeling_qwen2 / modeling_qwen3) over a GgufFile. It shares no compute code
-// with src/model, so agreement between the two is evidence that both follow the definition.
+// An independent, deliberately naive float64 forward pass of the llama (with Mistral's sliding window and Mixtral's
+// experts), qwen2, qwen3, qwen3moe, qwen2moe, phi3, gemma2 and gemma3 architectures, written straight from the model
+// definitions (Hugging Face modeling_*) over a GgufFile. It shares no compute code with src/model, so agreement
+// between the two is evidence that both follow the definition.
 #pragma once
 
 #include <algorithm>
@@ -27,6 +28,15 @@ public:
         eps_ = *file.get_float(arch_ + ".attention.layer_norm_rms_epsilon");
         base_ = *file.get_float(arch_ + ".rope.freq_base");
         vocab_ = file.find_tensor("token_embd.weight")->dims[1];
+        window_ = file.get_int(arch_ + ".attention.sliding_window").value_or(0);
+        gemma_ = arch_ == "gemma2" || arch_ == "gemma3";
+        // Gemma: scaling = query_pre_attn_scalar^-0.5, the head length in the shapes tested here.
+        scale_ = 1.0 / std::sqrt(static_cast<double>(head_dim_));
+        if (arch_ == "gemma2") {
+            attention_softcap_ = *file.get_float(arch_ + ".attn_logit_softcapping");
+            logit_softcap_ = *file.get_float(arch_ + ".final_logit_softcapping");
+        }
+        linear_factor_ = file.get_float(arch_ + ".rope.scaling.factor").value_or(1.0);
     }
 
     // Logits (vocab floats) after each token of `tokens`, positions 0..n-1.
@@ -34,6 +44,11 @@ public:
         std::vector<std::vector<double>> logits;
         const std::string output = file_.find_tensor("output.weight") ? "output.weight" : "token_embd.weight";
         for (const auto& state : normed_hidden(tokens)) logits.push_back(matvec(output, state));
+        for (auto& row : logits) {  // Gemma2ForCausalLM: final_logit_softcapping
+            for (double& logit : row) {
+                if (logit_softcap_ > 0) logit = logit_softcap_ * std::tanh(logit / logit_softcap_);
+            }
+        }
         return logits;
     }
 
@@ -41,6 +56,9 @@ public:
     std::vector<std::vector<double>> normed_hidden(const std::vector<int32_t>& tokens) const {
         std::vector<std::vector<double>> hidden;
         for (int32_t token : tokens) hidden.push_back(row("token_embd.weight", token));
+        for (auto& state : hidden) {  // Gemma: the embedding times sqrt(hidden_size)
+            for (double& value : state) value *= gemma_ ? std::sqrt(static_cast<double>(dim_)) : 1.0;
+        }
         for (int64_t layer = 0; layer < num_layers_; ++layer) run_layer(layer, hidden);
         for (auto& state : hidden) state = norm(state, vec("output_norm.weight"));
         return hidden;
@@ -92,7 +110,12 @@ private:
         }
         std::vector<double> gate = matvec(p + "ffn_gate" + suffix + ".weight", x, expert);
         const std::vector<double> up = matvec(p + "ffn_up" + suffix + ".weight", x, expert);
-        for (size_t i = 0; i < gate.size(); ++i) gate[i] = gate[i] / (1.0 + std::exp(-gate[i])) * up[i];
+        for (size_t i = 0; i < gate.size(); ++i) {
+            const double g = gate[i];  // Gemma: gelu_pytorch_tanh; the others SiLU
+            const double activated = gemma_ ? 0.5 * g * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (g + 0.044715 * g * g * g)))
+                                            : g / (1.0 + std::exp(-g));
+            gate[i] = activated * up[i];
+        }
         return matvec(p + "ffn_down" + suffix + ".weight", gate, expert);
     }
 
@@ -133,17 +156,29 @@ private:
         }
     }
 
+    // Gemma2: every even layer slides; Gemma3: all but every sixth; Mistral (llama with a window): every layer.
+    bool sliding(int64_t layer) const {
+        if (window_ <= 0) return false;
+        if (arch_ == "gemma2") return layer % 2 == 0;
+        if (arch_ == "gemma3") return (layer + 1) % 6 != 0;
+        return true;
+    }
+
     // GGUF llama files hold q/k rows permuted so rotation pairs are adjacent; qwen2 keeps Hugging Face's halves.
-    void rope(std::vector<double>& x, int64_t num_heads, int64_t position) const {
+    // Gemma3's sliding layers use rope_local_base_freq (10000) unscaled, its global ones the scaled base.
+    void rope(std::vector<double>& x, int64_t num_heads, int64_t position, int64_t layer) const {
+        const bool local = arch_ == "gemma3" && sliding(layer);
+        const double base = local ? 10000.0 : base_;
+        const double scaled_position = static_cast<double>(position) / (local ? 1.0 : linear_factor_);
         const GgufTensorInfo* factors_info = file_.find_tensor("rope_freqs.weight");
         const std::vector<double> factors = factors_info ? vec("rope_freqs.weight") : std::vector<double>();
         const int64_t half = head_dim_ / 2;
         for (int64_t head = 0; head < num_heads; ++head) {
             double* h = x.data() + head * head_dim_;
             for (int64_t i = 0; i < half; ++i) {
-                double frequency = std::pow(base_, -2.0 * static_cast<double>(i) / static_cast<double>(head_dim_));
+                double frequency = std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(head_dim_));
                 if (!factors.empty()) frequency /= factors[static_cast<size_t>(i)];
-                const double angle = static_cast<double>(position) * frequency;
+                const double angle = scaled_position * frequency;
                 const bool halves = arch_ != "llama";
                 double& a = halves ? h[i] : h[2 * i];
                 double& b = halves ? h[i + half] : h[2 * i + 1];
@@ -171,50 +206,57 @@ private:
                 keys.push_back(matvec(p + "attn_k.weight", x));
                 values.push_back(matvec(p + "attn_v.weight", x));
             }
-            if (arch_ == "qwen3" || arch_ == "qwen3moe") {  // Qwen3Attention: q_norm / k_norm per head, then RoPE
+            if (arch_ == "qwen3" || arch_ == "qwen3moe" || arch_ == "gemma3") {  // q_norm / k_norm per head, then RoPE
                 norm_heads(queries.back(), vec(p + "attn_q_norm.weight"));
                 norm_heads(keys.back(), vec(p + "attn_k_norm.weight"));
             }
-            rope(queries.back(), num_heads_, static_cast<int64_t>(t));
-            rope(keys.back(), num_kv_heads_, static_cast<int64_t>(t));
+            rope(queries.back(), num_heads_, static_cast<int64_t>(t), layer);
+            rope(keys.back(), num_kv_heads_, static_cast<int64_t>(t), layer);
         }
         for (size_t t = 0; t < hidden.size(); ++t) {
             std::vector<double> attended(static_cast<size_t>(num_heads_ * head_dim_));
             for (int64_t head = 0; head < num_heads_; ++head) {
                 const int64_t kv_head = head / (num_heads_ / num_kv_heads_);
-                std::vector<double> scores;
+                std::vector<double> scores(t + 1, 0.0);
                 double max_score = -1e300;
-                for (size_t s = 0; s <= t; ++s) {
+                // The sliding mask: key s is seen when t - s < window.
+                const size_t first = sliding(layer) && t + 1 > static_cast<size_t>(window_) ? t + 1 - window_ : 0;
+                for (size_t s = first; s <= t; ++s) {
                     double dot = 0;
                     for (int64_t d = 0; d < head_dim_; ++d) {
                         dot += queries[t][static_cast<size_t>(head * head_dim_ + d)] *
                                keys[s][static_cast<size_t>(kv_head * head_dim_ + d)];
                     }
-                    scores.push_back(dot / std::sqrt(static_cast<double>(head_dim_)));
-                    max_score = std::max(max_score, scores.back());
+                    scores[s] = dot * scale_;
+                    if (attention_softcap_ > 0) scores[s] = attention_softcap_ * std::tanh(scores[s] / attention_softcap_);
+                    max_score = std::max(max_score, scores[s]);
                 }
                 double total = 0;
-                for (double& score : scores) total += (score = std::exp(score - max_score));
-                for (size_t s = 0; s <= t; ++s) {
+                for (size_t s = first; s <= t; ++s) total += (scores[s] = std::exp(scores[s] - max_score));
+                for (size_t s = first; s <= t; ++s) {
                     for (int64_t d = 0; d < head_dim_; ++d) {
                         attended[static_cast<size_t>(head * head_dim_ + d)] +=
                             scores[s] / total * values[s][static_cast<size_t>(kv_head * head_dim_ + d)];
                     }
                 }
             }
-            const std::vector<double> projected = matvec(p + "attn_output.weight", attended);
+            std::vector<double> projected = matvec(p + "attn_output.weight", attended);
+            if (gemma_) projected = norm(projected, vec(p + "post_attention_norm.weight"));
             for (size_t i = 0; i < projected.size(); ++i) hidden[t][i] += projected[i];
             const std::vector<double> x = norm(hidden[t], vec(p + "ffn_norm.weight"));
-            const bool moe = arch_ == "qwen3moe" || arch_ == "qwen2moe";
-            const std::vector<double> down = moe ? experts(p, x) : mlp(p, "", x, -1);
+            const bool moe = file_.find_tensor(p + "ffn_gate_inp.weight") != nullptr;
+            std::vector<double> down = moe ? experts(p, x) : mlp(p, "", x, -1);
+            if (gemma_) down = norm(down, vec(p + "post_ffw_norm.weight"));
             for (size_t i = 0; i < down.size(); ++i) hidden[t][i] += down[i];
         }
     }
 
     const GgufFile& file_;
     std::string arch_;
-    int64_t dim_, num_layers_, num_heads_, num_kv_heads_, head_dim_, vocab_;
-    double eps_, base_;
+    int64_t dim_, num_layers_, num_heads_, num_kv_heads_, head_dim_, vocab_, window_;
+    double eps_, base_, scale_, linear_factor_;
+    double attention_softcap_ = 0, logit_softcap_ = 0;
+    bool gemma_;
 };
 
 }  // namespace tern::testing

@@ -1,6 +1,7 @@
 // tern's forward pass against an independent float64 implementation on synthetic models of each architecture
 // variant: llama (adjacent-pair RoPE, separate output), qwen2 (q/k/v biases, half-split RoPE, tied embeddings),
-// llama with llama3 RoPE scaling; f32 and quantized weights; prompt split over several batches.
+// llama with llama3 RoPE scaling, the MoEs, phi3, gemma2/gemma3 and Mistral's sliding window; f32 and quantized
+// weights; prompt split over several batches.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -36,7 +37,8 @@ std::pair<double, double> ReferenceForwardTest::compare(bool repack) {
     if (!loaded.is_ok()) return {1e9, 0.0};
     Model& model = *loaded.value();
 
-    const std::vector<int32_t> tokens = {1, 300, 17, 999, 42, 512, 7, 8, 600, 3, 1000, 77};
+    // Past the tiny presets' sliding window of 8, so windows slide in both the 7-token batch and the decode steps.
+    const std::vector<int32_t> tokens = {1, 300, 17, 999, 42, 512, 7, 8, 600, 3, 1000, 77, 5, 250, 901, 64};
     // The model has unmapped its file; the reference reads the file for itself.
     auto file = GgufFile::open(path);
     EXPECT_TRUE(file.is_ok()) << file.status().message();
@@ -137,6 +139,15 @@ INSTANTIATE_TEST_SUITE_P(Architectures, ReferenceForwardTest,
                                            ForwardCase{"tiny-qwen2moe", DType::kQ8_0},
                                            ForwardCase{"tiny-phi3", DType::kF32},
                                            ForwardCase{"tiny-phi3", DType::kQ8_0},
+                                           ForwardCase{"tiny-gemma2", DType::kF32},
+                                           ForwardCase{"tiny-gemma2", DType::kQ8_0},
+                                           ForwardCase{"tiny-gemma3", DType::kF32},
+                                           // Not a K-quant: unrepacked K-quant rows take 8-bit activations,
+                                           // whose rounding Gemma's post-norms lift to the logits (1.4e-2).
+                                           ForwardCase{"tiny-gemma3", DType::kQ4_0},
+                                           ForwardCase{"tiny-mixtral", DType::kF32},
+                                           ForwardCase{"tiny-mixtral", DType::kQ8_0},
+                                           ForwardCase{"tiny-mistral", DType::kF32},
                                            ForwardCase{"tiny-llama3", DType::kF32},
                                            ForwardCase{"tiny-llama3", DType::kQ6_K}),
                          [](const auto& info) {

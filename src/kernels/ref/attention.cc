@@ -35,36 +35,41 @@ void load_kv_row(KvType type, const uint8_t* row, int64_t head_dim, float* out) 
 
 namespace ref {
 
-void attention_head(const float* q, const PagedKv& kv, int64_t num_keys, int64_t head_dim, float scale,
-                    float* scratch, float* out) {
-    float* scores = scratch;
+void attention_head(const float* q, const PagedKv& kv, int64_t num_keys, int64_t head_dim,
+                    const AttentionScoring& scoring, float* scratch, float* out) {
+    const int64_t first_key = scoring.first_key(num_keys);
+    float* scores = scratch;  // scores[key_idx - first_key]
     float* row = scratch + num_keys;
     float max_score = -std::numeric_limits<float>::infinity();
-    for (int64_t key_idx = 0; key_idx < num_keys; ++key_idx) {
+    for (int64_t key_idx = first_key; key_idx < num_keys; ++key_idx) {
         load_kv_row(kv.type, kv.key_row(key_idx), head_dim, row);
         float dot = 0.0f;
         for (int64_t dim_idx = 0; dim_idx < head_dim; ++dim_idx) dot += q[dim_idx] * row[dim_idx];
-        scores[key_idx] = dot * scale;
-        if (scores[key_idx] > max_score) max_score = scores[key_idx];
+        float score = dot * scoring.scale;
+        if (scoring.softcap > 0.0f) score = scoring.softcap * std::tanh(score / scoring.softcap);
+        scores[key_idx - first_key] = score;
+        if (score > max_score) max_score = score;
     }
     double total = 0.0;
-    for (int64_t key_idx = 0; key_idx < num_keys; ++key_idx) {
-        scores[key_idx] = std::exp(scores[key_idx] - max_score);
-        total += scores[key_idx];
+    for (int64_t key_idx = first_key; key_idx < num_keys; ++key_idx) {
+        float& score = scores[key_idx - first_key];
+        score = std::exp(score - max_score);
+        total += score;
     }
     const float inv_total = static_cast<float>(1.0 / total);
     for (int64_t dim_idx = 0; dim_idx < head_dim; ++dim_idx) out[dim_idx] = 0.0f;
-    for (int64_t key_idx = 0; key_idx < num_keys; ++key_idx) {
-        const float weight = scores[key_idx] * inv_total;
+    for (int64_t key_idx = first_key; key_idx < num_keys; ++key_idx) {
+        const float weight = scores[key_idx - first_key] * inv_total;
         load_kv_row(kv.type, kv.value_row(key_idx), head_dim, row);
         for (int64_t dim_idx = 0; dim_idx < head_dim; ++dim_idx) out[dim_idx] += weight * row[dim_idx];
     }
 }
 
 void attention_group(const float* q, int64_t q_stride, int64_t num_heads, const PagedKv& kv, int64_t num_keys,
-                     int64_t head_dim, float scale, float* out, int64_t out_stride, float* scratch) {
+                     int64_t head_dim, const AttentionScoring& scoring, float* out, int64_t out_stride,
+                     float* scratch) {
     for (int64_t head = 0; head < num_heads; ++head) {
-        attention_head(q + head * q_stride, kv, num_keys, head_dim, scale, scratch, out + head * out_stride);
+        attention_head(q + head * q_stride, kv, num_keys, head_dim, scoring, scratch, out + head * out_stride);
     }
 }
 

@@ -28,4 +28,15 @@ void silu_mul(const float* gate, const float* up, int64_t length, float* out) {
     for (int64_t idx = 0; idx < length; ++idx) out[idx] = gate[idx] / (1.0f + std::exp(-gate[idx])) * up[idx];
 }
 
+// In double: the reference the vector versions are held to (tanh of a float argument loses little, but the cube
+// term of a large gate would overflow the float form's intermediate before tanh saturates).
+void gelu_mul(const float* gate, const float* up, int64_t length, float* out) {
+    constexpr double kSqrt2OverPi = 0.79788456080286535588;
+    for (int64_t idx = 0; idx < length; ++idx) {
+        const double x = gate[idx];
+        const double gelu = 0.5 * x * (1.0 + std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x)));
+        out[idx] = static_cast<float>(gelu) * up[idx];
+    }
+}
+
 }  // namespace tern::kernels::ref

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "kernels/paged_kv.h"
+#include "kernels/attention_scoring.h"
 #include "tensor/matrix_view.h"
 
 namespace tern::kernels::ref {
@@ -24,10 +25,12 @@ void rope(float* head, int64_t rope_dim, const float* cos_table, const float* si
 
 // out[i] = silu(gate[i]) * up[i].
 void silu_mul(const float* gate, const float* up, int64_t length, float* out);
+// out[i] = gelu_tanh(gate[i]) * up[i].
+void gelu_mul(const float* gate, const float* up, int64_t length, float* out);
 
-// Causal attention of one query head over the first `num_keys` positions of `kv`:
-// out = softmax(q . k_j * scale) . v_j. scratch holds num_keys + head_dim floats.
-void attention_head(const float* q, const PagedKv& kv, int64_t num_keys, int64_t head_dim, float scale,
-                    float* scratch, float* out);
+// Causal attention of one query head over the first `num_keys` positions of `kv` (the last scoring.window):
+// out = softmax(score(q, k_j)) . v_j (kernels.h's AttentionScoring). scratch holds num_keys + head_dim floats.
+void attention_head(const float* q, const PagedKv& kv, int64_t num_keys, int64_t head_dim,
+                    const AttentionScoring& scoring, float* scratch, float* out);
 
 }  // namespace tern::kernels::ref

@@ -116,7 +116,8 @@ void attend_tile(const float* q_by_dim, int num_heads, int head_dim, const uint8
 
 template <KvType kType>
 void attend_group(const float* q, int64_t q_stride, int num_heads, const PagedKv& kv, int64_t num_keys, int head_dim,
-                  float scale, float* out, int64_t out_stride) {
+                  const AttentionScoring& scoring, float* out, int64_t out_stride) {
+    const float scale = scoring.scale;
     alignas(32) float q_by_dim[kLanes * kMaxHeadDim];
     if (num_heads < kLanes) std::memset(q_by_dim, 0, sizeof(float) * kLanes * static_cast<size_t>(head_dim));
     for (int head = 0; head < num_heads; ++head) {
@@ -126,7 +127,7 @@ void attend_group(const float* q, int64_t q_stride, int num_heads, const PagedKv
     state.max_score = _mm256_set1_ps(-1e30f);  // finite: exp(old - new) is then 0, not NaN, at the first tile
     state.total = _mm256_setzero_ps();
     std::memset(state.acc, 0, sizeof(float) * static_cast<size_t>(num_heads * head_dim));
-    for (int64_t position = 0; position < num_keys;) {
+    for (int64_t position = scoring.first_key(num_keys); position < num_keys;) {
         const int64_t rows = std::min<int64_t>({kv.block_size - position % kv.block_size, 16, num_keys - position});
         attend_tile<kType>(q_by_dim, num_heads, head_dim, kv.key_row(position), kv.value_row(position), kv.row_stride,
                            static_cast<int>(rows), state);
@@ -146,9 +147,11 @@ void attend_group(const float* q, int64_t q_stride, int num_heads, const PagedKv
 }  // namespace
 
 void attention_group(const float* q, int64_t q_stride, int64_t num_heads, const PagedKv& kv, int64_t num_keys,
-                     int64_t head_dim, float scale, float* out, int64_t out_stride, float* scratch) {
-    if (head_dim % 8 != 0 || head_dim > kMaxHeadDim || num_keys <= 0) {
-        ref::attention_group(q, q_stride, num_heads, kv, num_keys, head_dim, scale, out, out_stride, scratch);
+                     int64_t head_dim, const AttentionScoring& scoring, float* out, int64_t out_stride,
+                     float* scratch) {
+    // Soft-capped scores (Gemma 2) take the reference: AVX2-only machines running Gemma 2 are rare.
+    if (head_dim % 8 != 0 || head_dim > kMaxHeadDim || num_keys <= 0 || scoring.softcap > 0.0f) {
+        ref::attention_group(q, q_stride, num_heads, kv, num_keys, head_dim, scoring, out, out_stride, scratch);
         return;
     }
     for (int64_t first_head = 0; first_head < num_heads; first_head += kLanes) {
@@ -158,13 +161,14 @@ void attention_group(const float* q, int64_t q_stride, int64_t num_heads, const 
         const int dim = static_cast<int>(head_dim);
         switch (kv.type) {
             case KvType::kF32:
-                attend_group<KvType::kF32>(group_q, q_stride, count, kv, num_keys, dim, scale, group_out, out_stride);
+                attend_group<KvType::kF32>(group_q, q_stride, count, kv, num_keys, dim, scoring, group_out, out_stride);
                 break;
             case KvType::kF16:
-                attend_group<KvType::kF16>(group_q, q_stride, count, kv, num_keys, dim, scale, group_out, out_stride);
+                attend_group<KvType::kF16>(group_q, q_stride, count, kv, num_keys, dim, scoring, group_out, out_stride);
                 break;
             case KvType::kQ8_0:
-                attend_group<KvType::kQ8_0>(group_q, q_stride, count, kv, num_keys, dim, scale, group_out, out_stride);
+                attend_group<KvType::kQ8_0>(group_q, q_stride, count, kv, num_keys, dim, scoring, group_out,
+                                            out_stride);
                 break;
         }
     }

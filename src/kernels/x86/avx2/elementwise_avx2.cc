@@ -56,6 +56,18 @@ void silu_mul(const float* gate, const float* up, int64_t length, float* out) {
     }
 }
 
+void gelu_mul(const float* gate, const float* up, int64_t length, float* out) {
+    const __m256 half = _mm256_set1_ps(0.5f), one = _mm256_set1_ps(1.0f);
+    const __m256 sqrt_2_over_pi = _mm256_set1_ps(0.7978845608f), cubic = _mm256_set1_ps(0.044715f);
+    for (int64_t idx = 0; idx < length; idx += 8) {
+        const __m256i mask = tail_mask(length - idx);
+        const __m256 x = _mm256_maskload_ps(gate + idx, mask);
+        const __m256 inner = _mm256_mul_ps(sqrt_2_over_pi, _mm256_fmadd_ps(_mm256_mul_ps(cubic, x), _mm256_mul_ps(x, x), x));
+        const __m256 gelu = _mm256_mul_ps(_mm256_mul_ps(half, x), _mm256_add_ps(one, tanh_ps(inner)));
+        _mm256_maskstore_ps(out + idx, mask, _mm256_mul_ps(gelu, _mm256_maskload_ps(up + idx, mask)));
+    }
+}
+
 void rope(float* head, int64_t rope_dim, const float* cos_table, const float* sin_table, bool pair_halves) {
     const int64_t num_pairs = rope_dim / 2;
     if (pair_halves) {

@@ -142,6 +142,7 @@ const KernelTable* table() {
         kernels.attention_queries = attend_each_query<attention_group>;
         kernels.rms_norm = rms_norm;
         kernels.silu_mul = silu_mul;
+        kernels.gelu_mul = gelu_mul;
         kernels.rope = rope;
         return kernels;
     }();

@@ -40,6 +40,11 @@ inline __m512 load_chunk(const uint8_t* row, int chunk) {
     }
 }
 
+// Gemma 2's soft cap of (already scaled) scores: cap * tanh(score / cap).
+inline __m512 soft_cap(__m512 scores, float cap) {
+    return _mm512_mul_ps(_mm512_set1_ps(cap), tanh_ps(_mm512_mul_ps(scores, _mm512_set1_ps(1.0f / cap))));
+}
+
 // Softmax state and output accumulator of one query head.
 struct HeadState {
     float max_score;
@@ -55,7 +60,8 @@ struct Tile {
 };
 
 template <KvType kType>
-void attend_tile(const float* query, int num_chunks, const Tile& tile, float scale, HeadState& state) {
+void attend_tile(const float* query, int num_chunks, const Tile& tile, const AttentionScoring& scoring,
+                 HeadState& state) {
     __m512 partial[16];
     for (int key = 0; key < 16; ++key) {
         partial[key] = _mm512_setzero_ps();
@@ -67,7 +73,8 @@ void attend_tile(const float* query, int num_chunks, const Tile& tile, float sca
         }
     }
     const __mmask16 valid = static_cast<__mmask16>(tile.num_rows == 16 ? 0xFFFF : (1u << tile.num_rows) - 1);
-    __m512 scores = _mm512_mul_ps(sum_each_16(partial), _mm512_set1_ps(scale));
+    __m512 scores = _mm512_mul_ps(sum_each_16(partial), _mm512_set1_ps(scoring.scale));
+    if (scoring.softcap > 0.0f) scores = soft_cap(scores, scoring.softcap);
     scores = _mm512_mask_blend_ps(valid, _mm512_set1_ps(-std::numeric_limits<float>::infinity()), scores);
     const float tile_max = _mm512_reduce_max_ps(scores);
     const float new_max = tile_max > state.max_score ? tile_max : state.max_score;
@@ -90,7 +97,7 @@ void attend_tile(const float* query, int num_chunks, const Tile& tile, float sca
 
 template <KvType kType>
 void attend_heads(const float* q, int64_t q_stride, int num_heads, const PagedKv& kv, int64_t num_keys,
-                  int64_t head_dim, float scale, float* out, int64_t out_stride) {
+                  int64_t head_dim, const AttentionScoring& scoring, float* out, int64_t out_stride) {
     const int num_chunks = static_cast<int>(head_dim / 16);
     HeadState state[kMaxGroupHeads];
     for (int head = 0; head < num_heads; ++head) {
@@ -98,14 +105,14 @@ void attend_heads(const float* q, int64_t q_stride, int num_heads, const PagedKv
         state[head].total = 0.0f;
         for (int chunk = 0; chunk < num_chunks; ++chunk) state[head].out[chunk] = _mm512_setzero_ps();
     }
-    for (int64_t position = 0; position < num_keys;) {
+    for (int64_t position = scoring.first_key(num_keys); position < num_keys;) {
         const int64_t row_in_block = position % kv.block_size;
         int64_t rows = kv.block_size - row_in_block;
         if (rows > 16) rows = 16;
         if (rows > num_keys - position) rows = num_keys - position;
         const Tile tile{kv.key_row(position), kv.value_row(position), kv.row_stride, static_cast<int>(rows)};
         for (int head = 0; head < num_heads; ++head) {
-            attend_tile<kType>(q + head * q_stride, num_chunks, tile, scale, state[head]);
+            attend_tile<kType>(q + head * q_stride, num_chunks, tile, scoring, state[head]);
         }
         position += rows;
     }
@@ -144,14 +151,20 @@ struct GroupState {
 };
 
 // scores[key] lane h = q_h . k_key over 16 converted key rows (q pre-scaled; q_by_dim[d * 8 + h] = q_h[d]); keys
-// past num_rows get -1e30, so weight 0.
-inline void tile_scores(const float* q_by_dim, int head_dim, const float* keys, int num_rows, __m256* scores) {
+// past num_rows get -1e30, so weight 0. A soft cap (> 0) applies before that mask, two keys per vector.
+inline void tile_scores(const float* q_by_dim, int head_dim, const float* keys, int num_rows, float softcap,
+                        __m256* scores) {
     for (int key = 0; key < 16; ++key) scores[key] = _mm256_setzero_ps();
     for (int d = 0; d < head_dim; ++d) {
         const __m256 q = _mm256_load_ps(q_by_dim + 8 * d);
         for (int key = 0; key < 16; ++key) {
             scores[key] = _mm256_fmadd_ps(q, _mm256_set1_ps(keys[key * head_dim + d]), scores[key]);
         }
+    }
+    for (int key = 0; key < 16 && softcap > 0.0f; key += 2) {
+        const __m512 capped = soft_cap(join_halves(scores[key], scores[key + 1]), softcap);
+        scores[key] = _mm512_castps512_ps256(capped);
+        scores[key + 1] = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(capped), 1));
     }
     for (int key = num_rows; key < 16; ++key) scores[key] = _mm256_set1_ps(-1e30f);
 }
@@ -180,7 +193,7 @@ inline __m256 softmax_update(const __m256* scores, GroupState& state, float* wei
 // kHeads (4 or 8) heads' lanes over one tile; heads past the group's own are computed on zero queries and unused.
 // kChunks > 0 is head_dim / 16 known at compile time (see with_head_chunks); 0 takes runtime_chunks.
 template <KvType kType, int kHeads, int kChunks>
-void attend_group_tile(const float* q_by_dim, int runtime_chunks, const Tile& tile, GroupState& state) {
+void attend_group_tile(const float* q_by_dim, int runtime_chunks, const Tile& tile, float softcap, GroupState& state) {
     const int num_chunks = kChunks > 0 ? kChunks : runtime_chunks;
     const int head_dim = 16 * num_chunks;
     // Per thread and zeroed once, so that rows past num_rows hold finite values of earlier tiles.
@@ -188,7 +201,7 @@ void attend_group_tile(const float* q_by_dim, int runtime_chunks, const Tile& ti
     alignas(64) float weights[16 * 8];
     convert_rows<kType>(tile.keys, tile.row_stride, tile.num_rows, num_chunks, keys);
     __m256 scores[16];
-    tile_scores(q_by_dim, head_dim, keys, tile.num_rows, scores);
+    tile_scores(q_by_dim, head_dim, keys, tile.num_rows, softcap, scores);
     alignas(32) float rescale_by_head[8];
     _mm256_store_ps(rescale_by_head, softmax_update(scores, state, weights));
     for (int chunk = 0; chunk < num_chunks; ++chunk) {
@@ -209,7 +222,8 @@ void attend_group_tile(const float* q_by_dim, int runtime_chunks, const Tile& ti
 
 template <KvType kType, int kHeads, int kChunks>
 void attend_group(const float* q, int64_t q_stride, int num_heads, const PagedKv& kv, int64_t num_keys,
-                  int64_t head_dim, float scale, float* out, int64_t out_stride) {
+                  int64_t head_dim, const AttentionScoring& scoring, float* out, int64_t out_stride) {
+    const float scale = scoring.scale;
     const int num_chunks = kChunks > 0 ? kChunks : static_cast<int>(head_dim / 16);
     // Only the head_dim rows in use, and only when some lanes have no head: this runs once per token and KV head.
     alignas(32) float q_by_dim[8 * 16 * kMaxHeadChunks];
@@ -221,10 +235,10 @@ void attend_group(const float* q, int64_t q_stride, int num_heads, const PagedKv
     state.max_score = _mm256_set1_ps(-1e30f);  // finite: exp(old - new) is then 0, not NaN, at the first tile
     state.total = _mm256_setzero_ps();
     std::memset(state.acc, 0, sizeof(float) * static_cast<size_t>(kHeads * head_dim));
-    for (int64_t position = 0; position < num_keys;) {
+    for (int64_t position = scoring.first_key(num_keys); position < num_keys;) {
         int64_t rows = std::min<int64_t>({kv.block_size - position % kv.block_size, 16, num_keys - position});
         const Tile tile{kv.key_row(position), kv.value_row(position), kv.row_stride, static_cast<int>(rows)};
-        attend_group_tile<kType, kHeads, kChunks>(q_by_dim, num_chunks, tile, state);
+        attend_group_tile<kType, kHeads, kChunks>(q_by_dim, num_chunks, tile, scoring.softcap, state);
         position += rows;
     }
     alignas(32) float totals[8];
@@ -358,42 +372,46 @@ inline void with_head_chunks(int64_t head_dim, Body body) {
 
 template <KvType kType>
 void attend(const float* q, int64_t q_stride, int num_heads, const PagedKv& kv, int64_t num_keys, int64_t head_dim,
-            float scale, float* out, int64_t out_stride) {
+            const AttentionScoring& scoring, float* out, int64_t out_stride) {
     if (num_heads >= 4) {
         with_head_chunks(head_dim, [&](auto chunks) {
             if (num_heads > 4) {
-                attend_group<kType, 8, chunks>(q, q_stride, num_heads, kv, num_keys, head_dim, scale, out, out_stride);
+                attend_group<kType, 8, chunks>(q, q_stride, num_heads, kv, num_keys, head_dim, scoring, out, out_stride);
             } else {
-                attend_group<kType, 4, chunks>(q, q_stride, num_heads, kv, num_keys, head_dim, scale, out, out_stride);
+                attend_group<kType, 4, chunks>(q, q_stride, num_heads, kv, num_keys, head_dim, scoring, out, out_stride);
             }
         });
     } else {
-        attend_heads<kType>(q, q_stride, num_heads, kv, num_keys, head_dim, scale, out, out_stride);
+        attend_heads<kType>(q, q_stride, num_heads, kv, num_keys, head_dim, scoring, out, out_stride);
     }
 }
 
 }  // namespace
 
-void attention_queries(const AttentionQueries& queries, const PagedKv& kv, int64_t head_dim, float scale,
-                       float* scratch) {
+void attention_queries(const AttentionQueries& queries, const PagedKv& kv, int64_t head_dim,
+                       const AttentionScoring& scoring, float* scratch) {
     int64_t query = 0;
-    // Pairs where attend_group<kType, 8> would serve each query alone (groups of 5-8 heads).
+    // Pairs where attend_group<kType, 8> would serve each query alone (groups of 5-8 heads), while both see all
+    // their keys from position 0 (a window that has begun to slide gives A and B different first keys) and scores
+    // are not soft-capped.
     const bool pairs = queries.num_heads > 4 && queries.num_heads <= kMaxGroupHeads && head_dim % 16 == 0 &&
-                       head_dim <= 16 * kMaxHeadChunks;
-    for (; pairs && query + 2 <= queries.num_queries; query += 2) {
+                       head_dim <= 16 * kMaxHeadChunks && scoring.softcap == 0.0f;
+    const int64_t last_pair_keys = scoring.window > 0 ? scoring.window : std::numeric_limits<int64_t>::max();
+    for (; pairs && query + 2 <= queries.num_queries && queries.first_num_keys + query + 1 <= last_pair_keys;
+         query += 2) {
         const float* q = queries.q + query * queries.q_token_stride;
         float* out = queries.out + query * queries.out_token_stride;
         const int64_t num_keys = queries.first_num_keys + query;
         with_head_chunks(head_dim, [&](auto chunks) {
             switch (kv.type) {
                 case KvType::kF32:
-                    attend_pair<KvType::kF32, chunks>(queries, q, out, kv, num_keys, head_dim, scale);
+                    attend_pair<KvType::kF32, chunks>(queries, q, out, kv, num_keys, head_dim, scoring.scale);
                     break;
                 case KvType::kF16:
-                    attend_pair<KvType::kF16, chunks>(queries, q, out, kv, num_keys, head_dim, scale);
+                    attend_pair<KvType::kF16, chunks>(queries, q, out, kv, num_keys, head_dim, scoring.scale);
                     break;
                 case KvType::kQ8_0:
-                    attend_pair<KvType::kQ8_0, chunks>(queries, q, out, kv, num_keys, head_dim, scale);
+                    attend_pair<KvType::kQ8_0, chunks>(queries, q, out, kv, num_keys, head_dim, scoring.scale);
                     break;
             }
         });
@@ -403,13 +421,14 @@ void attention_queries(const AttentionQueries& queries, const PagedKv& kv, int64
     rest.out += query * queries.out_token_stride;
     rest.first_num_keys += query;
     rest.num_queries -= query;
-    attend_each_query<attention_group>(rest, kv, head_dim, scale, scratch);
+    attend_each_query<attention_group>(rest, kv, head_dim, scoring, scratch);
 }
 
 void attention_group(const float* q, int64_t q_stride, int64_t num_heads, const PagedKv& kv, int64_t num_keys,
-                     int64_t head_dim, float scale, float* out, int64_t out_stride, float* scratch) {
+                     int64_t head_dim, const AttentionScoring& scoring, float* out, int64_t out_stride,
+                     float* scratch) {
     if (head_dim % 16 != 0 || head_dim > 16 * kMaxHeadChunks) {
-        ref::attention_group(q, q_stride, num_heads, kv, num_keys, head_dim, scale, out, out_stride, scratch);
+        ref::attention_group(q, q_stride, num_heads, kv, num_keys, head_dim, scoring, out, out_stride, scratch);
         return;
     }
     for (int64_t first_head = 0; first_head < num_heads; first_head += kMaxGroupHeads) {
@@ -419,15 +438,15 @@ void attention_group(const float* q, int64_t q_stride, int64_t num_heads, const 
         float* group_out = out + first_head * out_stride;
         switch (kv.type) {
             case KvType::kF32:
-                attend<KvType::kF32>(group_q, q_stride, count, kv, num_keys, head_dim, scale, group_out,
+                attend<KvType::kF32>(group_q, q_stride, count, kv, num_keys, head_dim, scoring, group_out,
                                            out_stride);
                 break;
             case KvType::kF16:
-                attend<KvType::kF16>(group_q, q_stride, count, kv, num_keys, head_dim, scale, group_out,
+                attend<KvType::kF16>(group_q, q_stride, count, kv, num_keys, head_dim, scoring, group_out,
                                            out_stride);
                 break;
             case KvType::kQ8_0:
-                attend<KvType::kQ8_0>(group_q, q_stride, count, kv, num_keys, head_dim, scale, group_out,
+                attend<KvType::kQ8_0>(group_q, q_stride, count, kv, num_keys, head_dim, scoring, group_out,
                                             out_stride);
                 break;
         }

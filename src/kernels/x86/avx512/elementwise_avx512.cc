@@ -44,6 +44,18 @@ void silu_mul(const float* gate, const float* up, int64_t length, float* out) {
     }
 }
 
+void gelu_mul(const float* gate, const float* up, int64_t length, float* out) {
+    const __m512 half = _mm512_set1_ps(0.5f), one = _mm512_set1_ps(1.0f);
+    const __m512 sqrt_2_over_pi = _mm512_set1_ps(0.7978845608f), cubic = _mm512_set1_ps(0.044715f);
+    for (int64_t idx = 0; idx < length; idx += 16) {
+        const __mmask16 mask = tail_mask(length - idx);
+        const __m512 x = _mm512_maskz_loadu_ps(mask, gate + idx);
+        const __m512 inner = _mm512_mul_ps(sqrt_2_over_pi, _mm512_fmadd_ps(_mm512_mul_ps(cubic, x), _mm512_mul_ps(x, x), x));
+        const __m512 gelu = _mm512_mul_ps(_mm512_mul_ps(half, x), _mm512_add_ps(one, tanh_ps(inner)));
+        _mm512_mask_storeu_ps(out + idx, mask, _mm512_mul_ps(gelu, _mm512_maskz_loadu_ps(mask, up + idx)));
+    }
+}
+
 void rope(float* head, int64_t rope_dim, const float* cos_table, const float* sin_table, bool pair_halves) {
     const int64_t num_pairs = rope_dim / 2;
     if (pair_halves) {

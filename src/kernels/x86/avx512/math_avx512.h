@@ -28,6 +28,13 @@ inline __m512 exp_ps(__m512 x) {
     return _mm512_mask_blend_ps(underflow, result, _mm512_setzero_ps());
 }
 
+// tanh(x) as 1 - 2 / (exp(2x) + 1): saturates to +-1 where exp_ps clamps; about 1e-7 absolute error near 0.
+inline __m512 tanh_ps(__m512 x) {
+    const __m512 one = _mm512_set1_ps(1.0f);
+    const __m512 e = exp_ps(_mm512_add_ps(x, x));
+    return _mm512_sub_ps(one, _mm512_div_ps(_mm512_set1_ps(2.0f), _mm512_add_ps(e, one)));
+}
+
 // Lane i of the result is the sum of all lanes of v[i] (a transpose-and-add tree over 16 vectors).
 inline __m512 sum_each_16(const __m512* v) {
     __m512 pairs[8];

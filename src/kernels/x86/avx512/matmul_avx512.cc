@@ -66,6 +66,7 @@ const KernelTable* table() {
         kernels.attention_queries = attention_queries;
         kernels.rms_norm = rms_norm;
         kernels.silu_mul = silu_mul;
+        kernels.gelu_mul = gelu_mul;
         kernels.rope = rope;
         kernels.int8_dot_peak_loop = int8_dot_peak_loop;
         kernels.fp32_fma_peak_loop = fp32_fma_peak_loop;
