@@ -10,6 +10,8 @@ void add_engine_flags(CLI::App* command, EngineFlags* flags) {
         ->capture_default_str();
     command->add_option("--block-size", config.block_size, "Tokens per KV block")->capture_default_str();
     command->add_flag("--no-prefix-cache", flags->no_prefix_cache, "Do not reuse the KV of common prompt prefixes");
+    command->add_flag("--disable-hybrid-kv-cache-manager", flags->disable_hybrid_kv,
+                      "Keep every position of sliding-window layers too (vLLM's flag): one block table per sequence");
     command->add_option("--max-batched-tokens,--max-num-batched-tokens", config.max_batched_tokens,
                         "Token budget of one step: decodes plus prompt chunks")->capture_default_str();
     command->add_option("--max-running,--max-num-seqs", config.max_running, "Most sequences in one step")
@@ -31,6 +33,7 @@ Result<engine::EngineConfig> engine_config_from_flags(const EngineFlags& flags) 
     config.kv_cache_bytes = static_cast<uint64_t>(flags.kv_cache_mem_gib * (1ull << 30));
     TERN_ASSIGN_OR_RETURN(config.kv_type, parse_kv_type(flags.kv_cache_type));
     config.enable_prefix_caching = !flags.no_prefix_cache;
+    config.hybrid_kv_cache = !flags.disable_hybrid_kv;
     TERN_ASSIGN_OR_RETURN(config.scheduling_policy, engine::parse_scheduling_policy(flags.scheduling_policy));
     TERN_RETURN_IF_ERROR(config.validate());
     return config;

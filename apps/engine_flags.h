@@ -15,6 +15,7 @@ struct EngineFlags {
     double kv_cache_mem_gib = 0.0;  // 0 = the default share of available memory
     std::string kv_cache_type = "f16";
     bool no_prefix_cache = false;
+    bool disable_hybrid_kv = false;
     std::string scheduling_policy = "fcfs";
     engine::EngineConfig config;
 };

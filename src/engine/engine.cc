@@ -33,7 +33,8 @@ Result<std::unique_ptr<Engine>> Engine::create(Model& model, ThreadPool& pool, c
     TERN_ASSIGN_OR_RETURN(EngineCapacity capacity, plan_capacity(model.hparams(), config));
     std::unique_ptr<Engine> engine(new Engine(model, pool, config, capacity));
     TERN_ASSIGN_OR_RETURN(engine->cache_, KvCache::create_paged(model.hparams(), capacity.num_blocks + 1,
-                                                                config.block_size, config.kv_type));
+                                                                config.block_size, config.kv_type,
+                                                                capacity.layers_per_block));
     return engine;
 }
 
@@ -41,7 +42,8 @@ Engine::Engine(Model& model, ThreadPool& pool, const EngineConfig& config, const
     : model_(model), pool_(pool), config_(config), capacity_(capacity) {
     kv_ = std::make_unique<kv::KvManager>(kv::KvCacheConfig{.block_size = config.block_size,
                                                             .num_blocks = static_cast<int>(capacity.num_blocks + 1),
-                                                            .enable_prefix_caching = config.enable_prefix_caching});
+                                                            .enable_prefix_caching = config.enable_prefix_caching,
+                                                            .group_windows = capacity.group_windows});
     scheduler::SchedulerConfig scheduler_config{.max_batched_tokens = config.max_batched_tokens,
                                                 .max_running = config.max_running,
                                                 .max_queued_requests = config.max_queued_requests,
@@ -163,12 +165,15 @@ void Engine::note_scheduled(const scheduler::StepPlan& plan, Clock::time_point n
 // request gathers prompt log-probabilities, for each prompt position followed by another prompt token.
 void Engine::build_batch(const scheduler::StepPlan& plan) {
     batch_.clear();
+    batch_.num_groups = kv_->num_groups();
     logit_rows_.clear();
+    std::vector<std::span<const int32_t>> tables(static_cast<size_t>(kv_->num_groups()));
     int64_t num_rows = 0;
     for (const auto& scheduled : plan.requests) {
         const scheduler::Request* request = scheduler_->find(scheduled.id);
         TERN_CHECK(request != nullptr) << "scheduled request " << scheduled.id << " is unknown";
-        const int32_t sequence = batch_.add_sequence(kv_->block_ids(scheduled.id));
+        for (int group = 0; group < kv_->num_groups(); ++group) tables[group] = kv_->block_ids(scheduled.id, group);
+        const int32_t sequence = batch_.add_sequence(tables);
         const int end = scheduled.start + scheduled.num_tokens;
         const RequestState& state = requests_.at(scheduled.id);
         const std::optional<Pooling> pooling = state.pooling;

@@ -7,6 +7,9 @@
 #include <fstream>
 #include <string>
 
+#include "kv/kv_manager.h"
+#include "model/kv_groups.h"
+
 namespace tern::engine {
 
 Result<SchedulingPolicy> parse_scheduling_policy(std::string_view name) {
@@ -27,14 +30,21 @@ Status EngineConfig::validate() const {
 
 int64_t EngineCapacity::max_sequences_at(int64_t sequence_tokens) const {
     if (sequence_tokens < 1) return 0;
-    const int64_t blocks_each = (sequence_tokens + block_size - 1) / block_size;
+    const int64_t blocks_each =
+        kv::max_blocks_held(group_windows, static_cast<int>(block_size), sequence_tokens, max_step_tokens);
     return num_blocks / blocks_each;
 }
 
 std::string EngineCapacity::describe() const {
-    return fmt::format("KV cache: {} blocks of {} tokens = {} tokens, {:.1f} MiB; context {} tokens: {} sequences at "
-                       "full context at once",
-                       num_blocks, block_size, kv_tokens, static_cast<double>(kv_bytes) / (1 << 20), max_model_len,
+    std::string groups;
+    if (group_windows.size() > 1 || group_windows.front() > 0) {
+        int64_t sliding = std::count_if(group_windows.begin(), group_windows.end(), [](int w) { return w > 0; });
+        groups = fmt::format(" ({} layers a block; {} full and {} sliding-window groups)", layers_per_block,
+                             static_cast<int64_t>(group_windows.size()) - sliding, sliding);
+    }
+    return fmt::format("KV cache: {} blocks of {} tokens{}, {:.1f} MiB; context {} tokens: {} sequences at full "
+                       "context at once",
+                       num_blocks, block_size, groups, static_cast<double>(kv_bytes) / (1 << 20), max_model_len,
                        max_sequences_at_context);
 }
 
@@ -74,8 +84,15 @@ Result<EngineCapacity> plan_capacity(const HParams& hparams, const EngineConfig&
     capacity.block_size = config.block_size;
     capacity.max_model_len = config.max_model_len > 0 ? config.max_model_len : hparams.context_length;
     if (capacity.max_model_len < 2) return invalid_argument("the model declares no context length; set --max-model-len");
-    capacity.bytes_per_block = KvCache::bytes_per_block(hparams, config.block_size, config.kv_type);
-    const int64_t blocks_per_sequence = (capacity.max_model_len + config.block_size - 1) / config.block_size;
+    KvGroups groups = config.hybrid_kv_cache ? kv_groups_for(hparams) : single_kv_group(hparams);
+    if (!config.hybrid_kv_cache) groups.windows = {0};
+    capacity.group_windows = groups.windows;
+    capacity.layers_per_block = groups.layers_per_block;
+    capacity.max_step_tokens = config.max_batched_tokens;
+    capacity.bytes_per_block =
+        KvCache::bytes_per_block(hparams, config.block_size, config.kv_type, groups.layers_per_block);
+    const int64_t blocks_per_sequence = kv::max_blocks_held(groups.windows, config.block_size,
+                                                            capacity.max_model_len, config.max_batched_tokens);
     uint64_t budget = config.kv_cache_bytes;
     const uint64_t available = available_memory_bytes();
     TERN_RETURN_IF_ERROR(check_budget_fits(budget, available));
@@ -91,7 +108,7 @@ Result<EngineCapacity> plan_capacity(const HParams& hparams, const EngineConfig&
     }
     capacity.num_blocks = static_cast<int64_t>(std::min<uint64_t>(num_blocks, 1u << 30)) - 1;
     capacity.kv_bytes = (capacity.num_blocks + 1) * capacity.bytes_per_block;
-    capacity.kv_tokens = capacity.num_blocks * config.block_size;
+    capacity.kv_tokens = capacity.num_blocks / groups.num_groups() * config.block_size;
     capacity.max_sequences_at_context = capacity.max_sequences_at(capacity.max_model_len);
     return capacity;
 }

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 #include <string_view>
 
 #include "base/status.h"
@@ -26,6 +27,9 @@ struct EngineConfig {
     KvType kv_type = KvType::kF16;
     int block_size = 16;                  // tokens per KV block
     bool enable_prefix_caching = true;
+    // Sliding-window layers hold only their window's KV blocks (model/kv_groups.h); off: every layer keeps every
+    // position, as before, in one block table per sequence (attention still stops at the window).
+    bool hybrid_kv_cache = true;
     int max_batched_tokens = 2048;        // tokens computed per step, all requests together
     int max_running = 256;                // sequences in one step
     int max_queued_requests = 1024;       // waiting requests beyond which add_request() rejects
@@ -46,9 +50,13 @@ struct EngineCapacity {
     int64_t block_size = 0;
     int64_t bytes_per_block = 0;
     int64_t kv_bytes = 0;             // of all blocks, the null block included
-    int64_t kv_tokens = 0;            // num_blocks * block_size
+    int64_t kv_tokens = 0;            // positions if every group held every one: num_blocks / groups * block_size
     int64_t max_model_len = 0;
     int64_t max_sequences_at_context = 0;  // full-context sequences that fit at once
+    // The model's KV groups (model/kv_groups.h): a sliding group holds a sequence's window, not its whole length.
+    std::vector<int> group_windows = {0};
+    int64_t layers_per_block = 0;
+    int64_t max_step_tokens = 0;  // the most tokens of one sequence a step computes (--max-batched-tokens)
 
     int64_t max_sequences_at(int64_t sequence_tokens) const;  // sequences of that many tokens that fit at once
     std::string describe() const;     // one line for the start-up log

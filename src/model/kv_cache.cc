@@ -25,8 +25,9 @@ Result<KvType> parse_kv_type(std::string_view name) {
     return invalid_argument(fmt::format("unknown KV cache type '{}'; use f16, q8_0 or f32", name));
 }
 
-int64_t KvCache::bytes_per_block(const HParams& hparams, int64_t block_size, KvType type) {
-    return hparams.num_layers * 2 * block_size * kernels::kv_row_bytes(type, hparams.kv_dim());
+int64_t KvCache::bytes_per_block(const HParams& hparams, int64_t block_size, KvType type, int64_t layers_per_block) {
+    const int64_t layers = layers_per_block > 0 ? layers_per_block : hparams.num_layers;
+    return layers * 2 * block_size * kernels::kv_row_bytes(type, hparams.kv_dim());
 }
 
 Status KvCache::check_type(const HParams& hparams, KvType type) {
@@ -38,13 +39,13 @@ Status KvCache::check_type(const HParams& hparams, KvType type) {
 }
 
 Result<std::unique_ptr<KvCache>> KvCache::create_paged(const HParams& hparams, int64_t num_blocks,
-                                                      int64_t block_size, KvType type) {
+                                                      int64_t block_size, KvType type, int64_t layers_per_block) {
     TERN_RETURN_IF_ERROR(check_type(hparams, type));
     if (num_blocks < 2 || block_size < 1) {
         return invalid_argument(fmt::format("a paged KV cache needs at least 2 blocks of at least 1 token (got {} of {})",
                                             num_blocks, block_size));
     }
-    std::unique_ptr<KvCache> cache(new KvCache(hparams, num_blocks, block_size, type, true));
+    std::unique_ptr<KvCache> cache(new KvCache(PagedTag{}, hparams, num_blocks, block_size, type, layers_per_block));
     if (cache->storage_ == nullptr) {
         return Status(StatusCode::kResourceExhausted,
                       fmt::format("cannot allocate {:.2f} GiB for the KV cache; lower --kv-cache-mem",
@@ -53,18 +54,19 @@ Result<std::unique_ptr<KvCache>> KvCache::create_paged(const HParams& hparams, i
     return cache;
 }
 
-KvCache::KvCache(const HParams& hparams, int64_t num_blocks, int64_t block_size, KvType type, bool)
+KvCache::KvCache(PagedTag, const HParams& hparams, int64_t num_blocks, int64_t block_size, KvType type,
+                 int64_t layers_per_block)
     : type_(type),
       block_size_(block_size),
       num_blocks_(num_blocks),
-      num_layers_(hparams.num_layers),
+      num_layers_(layers_per_block > 0 ? layers_per_block : hparams.num_layers),
       num_kv_heads_(hparams.num_kv_heads),
       slice_bytes_(kernels::kv_row_bytes(type, hparams.head_dim)),
-      block_bytes_(bytes_per_block(hparams, block_size, type)),
+      block_bytes_(bytes_per_block(hparams, block_size, type, layers_per_block)),
       storage_(allocate_large(static_cast<size_t>(num_blocks * block_bytes_))) {}  // create_paged checks storage_
 
 KvCache::KvCache(const HParams& hparams, int64_t num_slots, int64_t max_tokens, KvType type, int64_t block_size)
-    : KvCache(hparams, num_slots * ((max_tokens + block_size - 1) / block_size), block_size, type, true) {
+    : KvCache(PagedTag{}, hparams, num_slots * ((max_tokens + block_size - 1) / block_size), block_size, type, 0) {
     TERN_CHECK(storage_ != nullptr) << "cannot allocate " << num_blocks_ * block_bytes_ << " bytes of KV cache";
     TERN_CHECK(check_type(hparams, type).is_ok()) << "KV type does not suit the model";
     num_slots_ = num_slots;

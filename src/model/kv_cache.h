@@ -1,5 +1,5 @@
-// The KV cache's storage: fixed-size blocks of positions, each holding the key and value rows of every layer, in
-// f32, f16 or q8_0. Which blocks a sequence uses is its block table (from the KV manager in serving, or a fixed
+// The KV cache's storage: fixed-size blocks of positions, each holding the key and value rows of every layer (or,
+// for a model with KV groups, of one group's layers: model/kv_groups.h), in f32, f16 or q8_0. Which blocks a sequence uses is its block table (from the KV manager in serving, or a fixed
 // run of blocks per slot for single-sequence generation and tests); the model reads and writes through tables.
 #pragma once
 
@@ -26,14 +26,17 @@ public:
     // Blocks are stored in runs of this many consecutive ids (see slice_address).
     static constexpr int64_t kBlocksPerRun = 16;
 
-    // Bytes of one block: K and V rows of every layer for `block_size` positions.
-    static int64_t bytes_per_block(const HParams& hparams, int64_t block_size, KvType type);
+    // Bytes of one block: K and V rows of `layers_per_block` layers (0: every layer) for `block_size` positions.
+    static int64_t bytes_per_block(const HParams& hparams, int64_t block_size, KvType type,
+                                   int64_t layers_per_block = 0);
     // Fails when the model's head size does not suit `type` (q8_0 needs multiples of 32) or sizes are not positive.
     static Status check_type(const HParams& hparams, KvType type);
 
-    // A paged cache of `num_blocks` blocks (block 0 included; the KV manager never hands it out).
+    // A paged cache of `num_blocks` blocks (block 0 included; the KV manager never hands it out) of
+    // `layers_per_block` layer slots each (0: every layer).
     static Result<std::unique_ptr<KvCache>> create_paged(const HParams& hparams, int64_t num_blocks,
-                                                         int64_t block_size, KvType type);
+                                                         int64_t block_size, KvType type,
+                                                         int64_t layers_per_block = 0);
 
     // A cache of `num_slots` sequences of up to `max_tokens` positions each, slot s owning a fixed run of blocks:
     // batches without block tables address it by slot.
@@ -47,22 +50,26 @@ public:
     int64_t num_bytes() const { return num_blocks_ * block_bytes_; }
     int64_t num_slots() const { return num_slots_; }    // 0 for a paged cache
     int64_t max_tokens() const { return max_tokens_; }  // per slot; 0 for a paged cache
+    int64_t layers_per_block() const { return num_layers_; }
 
     std::span<const int32_t> slot_block_table(int64_t slot) const {
         return {slot_tables_.data() + slot * blocks_per_slot_, static_cast<size_t>(blocks_per_slot_)};
     }
-    // Position `row` of `block` for one KV head of one layer; the head's next position follows at slice_bytes().
-    uint8_t* key_slice(int64_t layer_idx, int64_t block, int64_t kv_head, int64_t row) {
-        return slice_address(layer_idx, block, kv_head, row, 0);
+    // Position `row` of `block` for one KV head of the layer in slot `layer_slot` of the block (the layer's index
+    // when blocks hold every layer); the head's next position follows at slice_bytes().
+    uint8_t* key_slice(int64_t layer_slot, int64_t block, int64_t kv_head, int64_t row) {
+        return slice_address(layer_slot, block, kv_head, row, 0);
     }
-    uint8_t* value_slice(int64_t layer_idx, int64_t block, int64_t kv_head, int64_t row) {
-        return slice_address(layer_idx, block, kv_head, row, 1);
+    uint8_t* value_slice(int64_t layer_slot, int64_t block, int64_t kv_head, int64_t row) {
+        return slice_address(layer_slot, block, kv_head, row, 1);
     }
     // Block `to` becomes a copy of block `from`: every layer's K and V rows.
     void copy_block(int64_t from, int64_t to);
 
 private:
-    KvCache(const HParams& hparams, int64_t num_blocks, int64_t block_size, KvType type, bool);
+    struct PagedTag {};
+    KvCache(PagedTag, const HParams& hparams, int64_t num_blocks, int64_t block_size, KvType type,
+            int64_t layers_per_block);
     // Layout: blocks are stored in runs of kBlocksPerRun consecutive ids (the last run may be shorter), and a run
     // is [layer][K, V][KV head][block][row][slice_bytes]: each head's positions in a block are one run of memory,
     // and so are those of consecutive blocks of a run, which a sequence gets whenever its blocks are allocated
@@ -80,7 +87,7 @@ private:
     KvType type_;
     int64_t block_size_;
     int64_t num_blocks_;
-    int64_t num_layers_;
+    int64_t num_layers_;  // layer slots per block
     int64_t num_kv_heads_;
     int64_t slice_bytes_;
     int64_t block_bytes_;

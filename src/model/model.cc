@@ -49,6 +49,8 @@ Result<std::unique_ptr<Model>> Model::load(const std::string& path, const ModelO
     TERN_ASSIGN_OR_RETURN(model->hparams_, hparams_from_gguf(*model->file_));
     TERN_ASSIGN_OR_RETURN(model->weights_, bind_weights(*model->file_, &model->hparams_, options.repack));
     TERN_RETURN_IF_ERROR(copy_out_of_mapping(&model->weights_));
+    model->kv_groups_ = kv_groups_for(model->hparams_);
+    model->single_group_ = single_kv_group(model->hparams_);
     model->file_->release_mapping();
     // Chosen (and logged) only once a model is known to be usable.
     model->kernels_ = options.kernels != nullptr ? options.kernels : &kernels::kernels();
@@ -139,18 +141,40 @@ Status Model::validate(const TokenBatch& batch, const KvCache& cache) const {
     return validate_tables(batch, cache);
 }
 
-// Every token's position must fall inside its sequence's block table, and every block must exist.
+// The batch's tables are one per KV group of the model, or one (a cache whose blocks hold every layer); the
+// cache's blocks must hold as many layers as those groups put in a block.
+Status Model::select_groups(const TokenBatch& batch, const KvCache& cache) {
+    const bool grouped = batch.num_sequences() > 0 && batch.num_groups != 1;
+    if (grouped && batch.num_groups != kv_groups_.num_groups()) {
+        return invalid_argument(fmt::format("the batch has {} block tables per sequence; this model has {} KV groups",
+                                            batch.num_groups, kv_groups_.num_groups()));
+    }
+    groups_ = grouped ? &kv_groups_ : &single_group_;
+    if (cache.layers_per_block() != groups_->layers_per_block) {
+        return invalid_argument(fmt::format("the KV cache's blocks hold {} layers; {} table(s) per sequence need {}",
+                                            cache.layers_per_block(), batch.num_groups, groups_->layers_per_block));
+    }
+    return Status::ok();
+}
+
+// Every token's position must fall inside its sequence's block tables, and every block must exist.
 Status Model::validate_tables(const TokenBatch& batch, const KvCache& cache) const {
     const int64_t num_sequences = batch.num_sequences() > 0 ? batch.num_sequences() : cache.num_slots();
+    if (batch.num_groups < 1 ||
+        (!batch.table_starts.empty() && (batch.table_starts.size() - 1) % static_cast<size_t>(batch.num_groups) != 0)) {
+        return invalid_argument("the batch's block tables are not one per KV group of each sequence");
+    }
     for (size_t idx = 0; idx < batch.tokens.size(); ++idx) {
         if (batch.slots[idx] < 0 || batch.slots[idx] >= num_sequences) {
             return invalid_argument(fmt::format("sequence {} does not exist ({} in the batch or cache)",
                                                 batch.slots[idx], num_sequences));
         }
-        const auto table = block_table(batch, cache, static_cast<int64_t>(idx));
-        if (batch.positions[idx] >= static_cast<int64_t>(table.size()) * cache.block_size()) {
-            return invalid_argument(fmt::format("position {} is beyond its sequence's {} KV blocks of {} tokens",
-                                                batch.positions[idx], table.size(), cache.block_size()));
+        for (int64_t group = 0; group < groups_->num_groups(); ++group) {
+            const auto table = block_table(batch, cache, static_cast<int64_t>(idx), group);
+            if (batch.positions[idx] >= static_cast<int64_t>(table.size()) * cache.block_size()) {
+                return invalid_argument(fmt::format("position {} is beyond its sequence's {} KV blocks of {} tokens",
+                                                    batch.positions[idx], table.size(), cache.block_size()));
+            }
         }
     }
     for (int32_t block : batch.block_ids) {
@@ -161,16 +185,19 @@ Status Model::validate_tables(const TokenBatch& batch, const KvCache& cache) con
     return Status::ok();
 }
 
-std::span<const int32_t> Model::block_table(const TokenBatch& batch, const KvCache& cache, int64_t token_idx) const {
+std::span<const int32_t> Model::block_table(const TokenBatch& batch, const KvCache& cache, int64_t token_idx,
+                                            int64_t group) const {
     const int32_t sequence = batch.slots[static_cast<size_t>(token_idx)];
     if (batch.num_sequences() == 0) return cache.slot_block_table(sequence);
-    const int32_t begin = batch.table_starts[static_cast<size_t>(sequence)];
-    const int32_t end = batch.table_starts[static_cast<size_t>(sequence) + 1];
+    const auto index = static_cast<size_t>(sequence * batch.num_groups + group);
+    const int32_t begin = batch.table_starts[index];
+    const int32_t end = batch.table_starts[index + 1];
     return {batch.block_ids.data() + begin, static_cast<size_t>(end - begin)};
 }
 
 Status Model::forward(const TokenBatch& batch, KvCache* cache, ThreadPool* pool, std::vector<float>* logits,
                       std::vector<float>* hidden) {
+    TERN_RETURN_IF_ERROR(select_groups(batch, *cache));
     TERN_RETURN_IF_ERROR(validate(batch, *cache));
     const HParams& hp = hparams_;
     const int64_t num_tokens = batch.size();
@@ -270,13 +297,16 @@ void Model::rope_and_store(int64_t layer_idx, const TokenBatch& batch, int64_t t
         kernels_->rope(k + head_idx * hp.head_dim, hp.rope_dim, cos_table, sin_table, pair_halves);
     }
     const int64_t position = batch.positions[token_idx];
-    const int64_t block = block_table(batch, *cache, token_idx)[static_cast<size_t>(position / cache->block_size())];
+    const int64_t group = groups_->group_of_layer[static_cast<size_t>(layer_idx)];
+    const int64_t slot = groups_->slot_of_layer[static_cast<size_t>(layer_idx)];
+    const auto table = block_table(batch, *cache, token_idx, group);
+    const int64_t block = table[static_cast<size_t>(position / cache->block_size())];
     const int64_t row = position % cache->block_size();
     for (int64_t head_idx = 0; head_idx < hp.num_kv_heads; ++head_idx) {
         store_kv_row(cache->type(), k + head_idx * hp.head_dim, hp.head_dim,
-                     cache->key_slice(layer_idx, block, head_idx, row));
+                     cache->key_slice(slot, block, head_idx, row));
         store_kv_row(cache->type(), v + head_idx * hp.head_dim, hp.head_dim,
-                     cache->value_slice(layer_idx, block, head_idx, row));
+                     cache->value_slice(slot, block, head_idx, row));
     }
 }
 
@@ -286,6 +316,8 @@ void Model::attend(int64_t layer_idx, const TokenBatch& batch, KvCache* cache, T
     const int64_t group_size = hp.num_heads / hp.num_kv_heads;
     const kernels::AttentionScoring scoring{hp.scores_scale(), hp.attention_softcap,
                                             hp.is_sliding_layer(layer_idx) ? hp.sliding_window : 0};
+    const int64_t group = groups_->group_of_layer[static_cast<size_t>(layer_idx)];
+    const int64_t slot = groups_->slot_of_layer[static_cast<size_t>(layer_idx)];
     // One work unit: a run of consecutive query tokens of one sequence x the query heads that share one KV head,
     // so each key is read once for them all. The threads take the parts of the cut as they come free
     // (model/attention_split.h).
@@ -299,12 +331,13 @@ void Model::attend(int64_t layer_idx, const TokenBatch& batch, KvCache* cache, T
             const int64_t kv_head = work_idx % hp.num_kv_heads;
             const int64_t first_num_keys = batch.positions[static_cast<size_t>(run.first_token)] + 1;
             const int64_t num_keys = first_num_keys + run.num_tokens - 1;
-            const auto table = block_table(batch, *cache, run.first_token);
+            const auto table = block_table(batch, *cache, run.first_token, group);
             const int64_t num_blocks = (num_keys + cache->block_size() - 1) / cache->block_size();
+            // Blocks before the first query's window may be the null block (released): never read.
             for (int64_t block_idx = 0; block_idx < num_blocks; ++block_idx) {
                 const int32_t block = table[static_cast<size_t>(block_idx)];
-                key_blocks[block_idx] = cache->key_slice(layer_idx, block, kv_head, 0);
-                value_blocks[block_idx] = cache->value_slice(layer_idx, block, kv_head, 0);
+                key_blocks[block_idx] = cache->key_slice(slot, block, kv_head, 0);
+                value_blocks[block_idx] = cache->value_slice(slot, block, kv_head, 0);
             }
             const kernels::PagedKv kv{key_blocks, value_blocks, cache->block_size(), cache->slice_bytes(),
                                       cache->type()};

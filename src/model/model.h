@@ -16,6 +16,7 @@
 #include "kernels/kernels.h"
 #include "model/hparams.h"
 #include "model/kv_cache.h"
+#include "model/kv_groups.h"
 #include "model/weights.h"
 
 namespace tern {
@@ -24,11 +25,13 @@ struct TokenBatch {
     std::vector<int32_t> tokens;
     std::vector<int32_t> positions;    // position of each token within its sequence
     std::vector<int32_t> slots;        // the token's sequence: an index into the block tables below, or, when the
-                                       // batch has none, a slot of the cache's own fixed tables
+                                       // batch has none, a slot of the cache's own fixed tables (one KV group)
     std::vector<uint8_t> want_logits;  // 1 where the caller needs this token's next-token logits
     std::vector<uint8_t> want_hidden;  // 1 where the caller needs its final normed hidden state (embeddings)
-    // Block tables of the batch's sequences, concatenated: sequence s uses
-    // block_ids[table_starts[s], table_starts[s + 1]). Position p of s lives in block p / block_size of its table.
+    // Block tables of the batch's sequences, one per KV group (model/kv_groups.h: 1, or the model's kv_groups()),
+    // concatenated: sequence s's table of group g is block_ids[table_starts[s * num_groups + g],
+    // table_starts[s * num_groups + g + 1]). Position p of s lives in block p / block_size of each table.
+    int32_t num_groups = 1;
     std::vector<int32_t> table_starts;
     std::vector<int32_t> block_ids;
 
@@ -39,14 +42,21 @@ struct TokenBatch {
         want_logits.push_back(logits ? 1 : 0);
         want_hidden.push_back(hidden ? 1 : 0);
     }
-    // Appends a sequence's block table and returns its index for add().
-    int32_t add_sequence(std::span<const int32_t> table) {
-        if (table_starts.empty()) table_starts.push_back(0);
-        block_ids.insert(block_ids.end(), table.begin(), table.end());
-        table_starts.push_back(static_cast<int32_t>(block_ids.size()));
-        return static_cast<int32_t>(table_starts.size()) - 2;
+    // Appends a sequence's block table of each group, in group order, and returns its index for add().
+    int32_t add_sequence(std::initializer_list<std::span<const int32_t>> tables) {
+        return add_sequence(std::span<const std::span<const int32_t>>(tables.begin(), tables.size()));
     }
-    int64_t num_sequences() const { return table_starts.empty() ? 0 : static_cast<int64_t>(table_starts.size()) - 1; }
+    int32_t add_sequence(std::span<const std::span<const int32_t>> tables) {
+        if (table_starts.empty()) table_starts.push_back(0);
+        for (std::span<const int32_t> table : tables) {
+            block_ids.insert(block_ids.end(), table.begin(), table.end());
+            table_starts.push_back(static_cast<int32_t>(block_ids.size()));
+        }
+        return static_cast<int32_t>(num_sequences()) - 1;
+    }
+    int64_t num_sequences() const {
+        return table_starts.empty() ? 0 : (static_cast<int64_t>(table_starts.size()) - 1) / num_groups;
+    }
     void clear() {
         tokens.clear(), positions.clear(), slots.clear(), want_logits.clear(), want_hidden.clear();
         table_starts.clear(), block_ids.clear();
@@ -70,6 +80,8 @@ public:
     ~Model();
 
     const HParams& hparams() const { return hparams_; }
+    // How the layers share KV blocks in a paged cache with one table per group (model/kv_groups.h).
+    const KvGroups& kv_groups() const { return kv_groups_; }
     const GgufFile& file() const { return *file_; }
     const ModelWeights& weights() const { return weights_; }
     const kernels::KernelTable& kernel_table() const { return *kernels_; }
@@ -88,7 +100,9 @@ private:
     Model() = default;
     Status validate(const TokenBatch& batch, const KvCache& cache) const;
     Status validate_tables(const TokenBatch& batch, const KvCache& cache) const;
-    std::span<const int32_t> block_table(const TokenBatch& batch, const KvCache& cache, int64_t token_idx) const;
+    Status select_groups(const TokenBatch& batch, const KvCache& cache);
+    std::span<const int32_t> block_table(const TokenBatch& batch, const KvCache& cache, int64_t token_idx,
+                                         int64_t group) const;
     void attention_block(int64_t layer_idx, const TokenBatch& batch, KvCache* cache, ThreadPool* pool);
     void rope_and_store(int64_t layer_idx, const TokenBatch& batch, int64_t token_idx, KvCache* cache);
     void normalize_heads(const std::vector<float>& weight, float* heads, int64_t num_heads) const;
@@ -121,6 +135,9 @@ private:
     std::unique_ptr<GgufFile> file_;
     const kernels::KernelTable* kernels_ = nullptr;
     HParams hparams_;
+    KvGroups kv_groups_;           // for batches with a table per group
+    KvGroups single_group_;        // for batches with one table (or none)
+    const KvGroups* groups_ = nullptr;  // the current forward's
     ModelWeights weights_;
     std::unique_ptr<Workspace> workspace_;
 };

@@ -53,7 +53,7 @@ Status Scheduler::check_admission(const RequestParams& params) const {
                                 std::to_string(config_.max_model_len) + " tokens");
     }
     // The last sampled token is never computed, so it needs no slot.
-    int64_t num_blocks = (num_total - 1 + kv_.block_size() - 1) / kv_.block_size();
+    const int64_t num_blocks = kv_.max_blocks_held(num_total - 1, config_.max_batched_tokens);
     if (num_blocks > kv_.pool().num_usable_blocks()) {
         return invalid_argument(id + " can never fit: it needs " + std::to_string(num_blocks) +
                                 " KV blocks but the whole pool has " + std::to_string(kv_.pool().num_usable_blocks()));

@@ -123,6 +123,17 @@ TEST(EngineInvariance, Stories260KEveryKvType) {
     }
 }
 
+// The engine's tokens for prompt `idx` are greedy generate()'s, which runs the model alone on a one-table cache.
+void expect_generate_gives(Model& model, ThreadPool& pool, const RunResult& engine_run,
+                           const std::vector<std::vector<int32_t>>& prompts, size_t idx, int max_tokens) {
+    GenerationOptions options;
+    options.max_new_tokens = max_tokens;
+    options.sampling.temperature = 0.0f;
+    auto generated = generate(model, pool, prompts[idx], options);
+    ASSERT_TRUE(generated.is_ok());
+    EXPECT_EQ(engine_run.tokens.at(static_cast<RequestId>(idx)), generated.value().tokens) << "prompt " << idx;
+}
+
 // With an f32 cache the engine's paged path gives what single-sequence generate() gives.
 TEST(EngineInvariance, Stories260KMatchesGenerate) {
     auto loaded = Model::load(kModelDir + "/stories260K-f32.gguf");
@@ -134,12 +145,7 @@ TEST(EngineInvariance, Stories260KMatchesGenerate) {
     config.kv_cache_bytes = 64 << 20;
     const RunResult batched = run(*loaded.value(), pool, config, prompts, 24);
     for (size_t idx = 0; idx < prompts.size(); ++idx) {
-        GenerationOptions options;
-        options.max_new_tokens = 24;
-        options.sampling.temperature = 0.0f;
-        auto generated = generate(*loaded.value(), pool, prompts[idx], options);
-        ASSERT_TRUE(generated.is_ok());
-        EXPECT_EQ(batched.tokens.at(static_cast<RequestId>(idx)), generated.value().tokens) << "prompt " << idx;
+        expect_generate_gives(*loaded.value(), pool, batched, prompts, idx, 24);
     }
 }
 
@@ -168,6 +174,13 @@ TEST(EngineInvariance, SyntheticInt8Models) {
         EngineConfig config;
         config.kv_cache_bytes = 64 << 20;
         expect_invariant(*loaded.value(), pool, config, prompts, 12);
+        // The paged engine, whose sliding-window groups release their blocks (model/kv_groups.h), gives what
+        // generate() gives on its one-table f32 cache that keeps every position.
+        config.kv_type = KvType::kF32;
+        const RunResult paged = run(*loaded.value(), pool, config, prompts, 12);
+        for (size_t idx : {size_t{0}, size_t{7}, size_t{15}}) {
+            expect_generate_gives(*loaded.value(), pool, paged, prompts, idx, 12);
+        }
     }
 }
 

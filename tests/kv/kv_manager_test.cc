@@ -45,14 +45,14 @@ KvManager make_manager(int num_blocks, bool enable_prefix_caching = true) {
 TEST(KvManagerTest, SharedPrefixIsReferencedByBothRequests) {
     KvManager manager = make_manager(11);
     Tokens prompt0 = token_range(0, 10);  // blocks [0..3] [4..7] [8, 9]
-    EXPECT_TRUE(manager.get_computed_blocks(prompt0).block_ids.empty());
+    EXPECT_TRUE(manager.get_computed_blocks(prompt0).block_ids().empty());
     EXPECT_EQ(allocate_computed(manager, 0, prompt0, 0, 10), std::optional<Ids>(Ids{1, 2, 3}));
     EXPECT_TRUE(manager.pool().block_hash(2).has_value());   // full and computed: cached
     EXPECT_FALSE(manager.pool().block_hash(3).has_value());  // partial
 
     Tokens prompt1 = concat(token_range(0, 8), {100, 101, 102});
     ComputedBlocks hit = manager.get_computed_blocks(prompt1);
-    EXPECT_EQ(hit.block_ids, (Ids{1, 2}));
+    EXPECT_EQ(hit.block_ids(), (Ids{1, 2}));
     EXPECT_EQ(hit.num_tokens, 8);
     EXPECT_EQ(allocate_computed(manager, 1, prompt1, 0, 3, hit), std::optional<Ids>(Ids{4}));
     EXPECT_EQ(table(manager, 1), (Ids{1, 2, 4}));
@@ -86,7 +86,7 @@ TEST(KvManagerTest, DecodeFillsTheLastBlockThenAllocatesAndCaches) {
     EXPECT_EQ(allocate_computed(manager, 0, prompt, 12, 1), std::optional<Ids>(Ids{4}));
     EXPECT_EQ(table(manager, 0), (Ids{1, 2, 3, 4}));
     // The decoded block is found by a later request with the same tokens.
-    EXPECT_EQ(manager.get_computed_blocks(prompt).block_ids, (Ids{1, 2, 3}));
+    EXPECT_EQ(manager.get_computed_blocks(prompt).block_ids(), (Ids{1, 2, 3}));
 }
 
 TEST(KvManagerTest, TailBlocksAreEvictedFirst) {
@@ -96,17 +96,17 @@ TEST(KvManagerTest, TailBlocksAreEvictedFirst) {
     manager.free(0);
     EXPECT_EQ(manager.pool().free_queue(), (Ids{4, 5, 6, 7, 8, 9, 10, 3, 2, 1}));
     Tokens probe = concat(prompt, {99});
-    EXPECT_EQ(manager.get_computed_blocks(probe).block_ids, (Ids{1, 2, 3}));
+    EXPECT_EQ(manager.get_computed_blocks(probe).block_ids(), (Ids{1, 2, 3}));
 
     Tokens other = token_range(1000, 1028);
     EXPECT_EQ(allocate_computed(manager, 1, other, 0, 28), std::optional<Ids>(Ids{4, 5, 6, 7, 8, 9, 10}));
-    EXPECT_EQ(manager.get_computed_blocks(probe).block_ids, (Ids{1, 2, 3}));  // only never-cached blocks used
+    EXPECT_EQ(manager.get_computed_blocks(probe).block_ids(), (Ids{1, 2, 3}));  // only never-cached blocks used
     other.insert(other.end(), {1, 2, 3, 4});
     EXPECT_EQ(allocate_computed(manager, 1, other, 28, 4), std::optional<Ids>(Ids{3}));
-    EXPECT_EQ(manager.get_computed_blocks(probe).block_ids, (Ids{1, 2}));
+    EXPECT_EQ(manager.get_computed_blocks(probe).block_ids(), (Ids{1, 2}));
     other.insert(other.end(), {5, 6, 7, 8});
     EXPECT_EQ(allocate_computed(manager, 1, other, 32, 4), std::optional<Ids>(Ids{2}));
-    EXPECT_EQ(manager.get_computed_blocks(probe).block_ids, (Ids{1}));
+    EXPECT_EQ(manager.get_computed_blocks(probe).block_ids(), (Ids{1}));
     EXPECT_EQ(manager.pool().stats().num_evicted_blocks, 2);
     EXPECT_EQ(manager.pool().num_cached_blocks(), 1 + 9);  // block 1 and request 1's nine full blocks
 }
@@ -116,10 +116,10 @@ TEST(KvManagerTest, NeverHitsTheWholePrompt) {
     Tokens prompt = token_range(0, 8);
     ASSERT_EQ(allocate_computed(manager, 0, prompt, 0, 8), std::optional<Ids>(Ids{1, 2}));
     ComputedBlocks hit = manager.get_computed_blocks(prompt);  // the last token must be computed
-    EXPECT_EQ(hit.block_ids, (Ids{1}));
+    EXPECT_EQ(hit.block_ids(), (Ids{1}));
     EXPECT_EQ(hit.num_tokens, 4);
     EXPECT_EQ(allocate_computed(manager, 1, prompt, 0, 4, hit), std::optional<Ids>(Ids{3}));
-    EXPECT_EQ(manager.get_computed_blocks(concat(prompt, {8})).block_ids, (Ids{1, 2}));
+    EXPECT_EQ(manager.get_computed_blocks(concat(prompt, {8})).block_ids(), (Ids{1, 2}));
 }
 
 TEST(KvManagerTest, SameTokensAfterADifferentPrefixDoNotHit) {
@@ -128,10 +128,10 @@ TEST(KvManagerTest, SameTokensAfterADifferentPrefixDoNotHit) {
     Tokens b = concat(concat(token_range(50, 54), token_range(4, 8)), {42});  // same second block as a
     Tokens c = concat(concat(token_range(0, 4), token_range(60, 64)), {42});  // same first block as a
     ASSERT_TRUE(allocate_computed(manager, 0, a, 0, 9).has_value());
-    EXPECT_TRUE(manager.get_computed_blocks(b).block_ids.empty());
+    EXPECT_TRUE(manager.get_computed_blocks(b).block_ids().empty());
     ASSERT_EQ(allocate_computed(manager, 1, b, 0, 9), std::optional<Ids>(Ids{4, 5, 6}));
     EXPECT_EQ(manager.pool().num_cached_blocks(), 4);
-    EXPECT_EQ(manager.get_computed_blocks(c).block_ids, (Ids{1}));
+    EXPECT_EQ(manager.get_computed_blocks(c).block_ids(), (Ids{1}));
 }
 
 TEST(KvManagerTest, AllocationFailureLeavesNoTrace) {
@@ -145,7 +145,7 @@ TEST(KvManagerTest, AllocationFailureLeavesNoTrace) {
     // 20 tokens need 5 blocks: 2 hit + 3 new, but the 2 hit blocks are among the 4 free ones.
     Tokens prompt2 = concat(token_range(0, 8), token_range(700, 712));
     ComputedBlocks hit = manager.get_computed_blocks(prompt2);
-    ASSERT_EQ(hit.block_ids, (Ids{1, 2}));
+    ASSERT_EQ(hit.block_ids(), (Ids{1, 2}));
     BlockPoolStats stats_before = manager.pool().stats();
     EXPECT_EQ(allocate_computed(manager, 2, prompt2, 0, 12, hit), std::nullopt);
     EXPECT_EQ(manager.pool().free_queue(), (Ids{5, 3, 2, 1}));
@@ -178,7 +178,7 @@ TEST(KvManagerTest, IdenticalPromptsInOneStepDoNotShareButDoNotBreak) {
     EXPECT_EQ(allocate_computed(manager, 0, prompt, 0, 9, hit0), std::optional<Ids>(Ids{1, 2, 3}));
     EXPECT_EQ(allocate_computed(manager, 1, prompt, 0, 9, hit1), std::optional<Ids>(Ids{4, 5, 6}));
     EXPECT_EQ(manager.pool().num_cached_blocks(), 2);  // request 1's copies stay uncached
-    EXPECT_EQ(manager.get_computed_blocks(prompt).block_ids, (Ids{1, 2}));
+    EXPECT_EQ(manager.get_computed_blocks(prompt).block_ids(), (Ids{1, 2}));
     manager.free(0);
     manager.free(1);
     EXPECT_EQ(manager.num_free_blocks(), 10);
@@ -189,11 +189,11 @@ TEST(KvManagerTest, DisabledPrefixCachingNeverHits) {
     KvManager manager = make_manager(11, /*enable_prefix_caching=*/false);
     Tokens prompt = token_range(0, 9);
     ASSERT_EQ(allocate_computed(manager, 0, prompt, 0, 9), std::optional<Ids>(Ids{1, 2, 3}));
-    EXPECT_TRUE(manager.get_computed_blocks(prompt).block_ids.empty());
+    EXPECT_TRUE(manager.get_computed_blocks(prompt).block_ids().empty());
     EXPECT_EQ(manager.pool().num_cached_blocks(), 0);
     EXPECT_EQ(manager.prefix_cache_stats().num_queries, 0);
     manager.free(0);
-    EXPECT_TRUE(manager.get_computed_blocks(prompt).block_ids.empty());
+    EXPECT_TRUE(manager.get_computed_blocks(prompt).block_ids().empty());
     EXPECT_TRUE(manager.verify().is_ok()) << manager.verify().message();
 }
 
@@ -210,7 +210,7 @@ TEST(KvManagerDeathTest, StalePrefixHitFailsTheCheck) {
     ASSERT_TRUE(allocate_computed(manager, 0, prompt, 0, 5).has_value());
     manager.free(0);
     ComputedBlocks hit = manager.get_computed_blocks(prompt);
-    ASSERT_EQ(hit.block_ids, (Ids{1}));
+    ASSERT_EQ(hit.block_ids(), (Ids{1}));
     ASSERT_EQ(allocate_computed(manager, 1, token_range(100, 108), 0, 8), std::optional<Ids>(Ids{1, 2}));  // evicts 1
     EXPECT_DEATH(allocate_computed(manager, 2, prompt, 0, 1, hit), "stale prefix hit");
 }
@@ -237,17 +237,17 @@ TEST(KvManagerTest, BlocksAreCachedOnlyOnceComputed) {
     Tokens prompt = token_range(0, 10);
     ASSERT_EQ(manager.allocate_slots(0, prompt, 0, 10), std::optional<Ids>(Ids{1, 2, 3}));
     EXPECT_EQ(manager.pool().num_cached_blocks(), 0);
-    EXPECT_TRUE(manager.get_computed_blocks(prompt).block_ids.empty()) << "allocated is not computed";
+    EXPECT_TRUE(manager.get_computed_blocks(prompt).block_ids().empty()) << "allocated is not computed";
     manager.free(0);  // preempted before its step ran
-    EXPECT_TRUE(manager.get_computed_blocks(prompt).block_ids.empty());
+    EXPECT_TRUE(manager.get_computed_blocks(prompt).block_ids().empty());
 
     ASSERT_EQ(manager.allocate_slots(1, prompt, 0, 6), std::optional<Ids>(Ids{4, 5}));  // 1-3 went to the tail
     manager.cache_computed_blocks(1, prompt, 6);  // a chunk of 6: one full block computed
-    EXPECT_EQ(manager.get_computed_blocks(prompt).block_ids, (Ids{4}));
+    EXPECT_EQ(manager.get_computed_blocks(prompt).block_ids(), (Ids{4}));
     ASSERT_EQ(manager.allocate_slots(1, prompt, 6, 4), std::optional<Ids>(Ids{6}));
-    EXPECT_EQ(manager.get_computed_blocks(prompt).block_ids, (Ids{4})) << "the second chunk has not run";
+    EXPECT_EQ(manager.get_computed_blocks(prompt).block_ids(), (Ids{4})) << "the second chunk has not run";
     manager.cache_computed_blocks(1, prompt, 10);
-    EXPECT_EQ(manager.get_computed_blocks(prompt).block_ids, (Ids{4, 5}));
+    EXPECT_EQ(manager.get_computed_blocks(prompt).block_ids(), (Ids{4, 5}));
     EXPECT_TRUE(manager.verify().is_ok()) << manager.verify().message();
 }
 
