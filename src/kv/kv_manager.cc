@@ -137,7 +137,8 @@ ComputedBlocks KvManager::get_computed_blocks(std::span<const TokenId> tokens, s
 void KvManager::check_computed_blocks(BlockHash root, std::span<const TokenId> tokens,
                                       const ComputedBlocks& new_computed, std::vector<BlockHash>& hashes) const {
     if (new_computed.tables.empty()) {
-        TERN_CHECK(new_computed.num_tokens == 0) << "a prefix hit of " << new_computed.num_tokens << " tokens has no blocks";
+        TERN_CHECK(new_computed.num_tokens == 0)
+            << "a prefix hit of " << new_computed.num_tokens << " tokens has no blocks";
         return;
     }
     TERN_CHECK(static_cast<int>(new_computed.tables.size()) == num_groups())
@@ -152,7 +153,8 @@ void KvManager::check_computed_blocks(BlockHash root, std::span<const TokenId> t
         for (int block_idx = 0; block_idx < num_blocks; ++block_idx) {
             const BlockId block_id = table[static_cast<size_t>(block_idx)];
             const bool needed = block_idx >= first_kept_block(group, new_computed.num_tokens);
-            TERN_CHECK(needed == (block_id != kNullBlockId)) << "a prefix hit holds the wrong blocks of group " << group;
+            TERN_CHECK(needed == (block_id != kNullBlockId))
+                << "a prefix hit holds the wrong blocks of group " << group;
             TERN_CHECK(!needed || pool_.block_hash(block_id) == group_hash(hashes[block_idx], group))
                 << "stale prefix hit: block " << block_id << " was evicted or reused after get_computed_blocks()";
         }
@@ -260,8 +262,9 @@ void KvManager::cache_computed_blocks(RequestId request_id, std::span<const Toke
         int& num_cached = request.num_cached_blocks[static_cast<size_t>(group)];
         for (int block_idx = num_cached; block_idx < num_full_blocks; ++block_idx) {
             const BlockId block_id = request.tables[static_cast<size_t>(group)][static_cast<size_t>(block_idx)];
+            if (block_id == kNullBlockId) continue;  // released already (a sliding group)
             // False when the same tokens are already cached in another block; this one then stays uncached.
-            if (block_id != kNullBlockId) pool_.cache_block(block_id, group_hash(request.block_hashes[block_idx], group));
+            pool_.cache_block(block_id, group_hash(request.block_hashes[block_idx], group));
         }
         num_cached = std::max(num_cached, num_full_blocks);
     }

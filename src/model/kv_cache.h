@@ -1,6 +1,7 @@
 // The KV cache's storage: fixed-size blocks of positions, each holding the key and value rows of every layer (or,
-// for a model with KV groups, of one group's layers: model/kv_groups.h), in f32, f16 or q8_0. Which blocks a sequence uses is its block table (from the KV manager in serving, or a fixed
-// run of blocks per slot for single-sequence generation and tests); the model reads and writes through tables.
+// for a model with KV groups, of one group's layers: model/kv_groups.h), in f32, f16 or q8_0. Which blocks a
+// sequence uses is its block table (from the KV manager in serving, or a fixed run of blocks per slot for
+// single-sequence generation and tests); the model reads and writes through tables.
 #pragma once
 
 #include <algorithm>
