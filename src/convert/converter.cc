@@ -69,7 +69,8 @@ void convert_tensor(const BoundTensor& bound, DType dst_type, uint8_t* dst) {
         const int64_t source_row =
             bound.plan.rope_heads > 0 ? rope_source_row(row, num_rows, bound.plan.rope_heads) : row;
         for (int64_t col = 0; col < row_length; ++col) {
-            store_element(dst_type, load_element(source, source_row * row_length + col), dst, row * row_length + col);
+            const float value = load_element(source, source_row * row_length + col) + bound.plan.add;
+            store_element(dst_type, value, dst, row * row_length + col);
         }
     }
 }
@@ -106,6 +107,8 @@ Result<std::vector<BoundTensor>> bind_tensors(const HfConfig& config, const Safe
     return bound;
 }
 
+void write_window_and_caps(const HfConfig& config, GgufWriter* writer);
+
 void write_hparams(const HfConfig& config, const std::string& name, DType weight_type, GgufWriter* writer) {
     const std::string& arch = config.architecture;
     writer->add_string("general.architecture", arch);
@@ -130,6 +133,24 @@ void write_hparams(const HfConfig& config, const std::string& name, DType weight
         writer->add_string(arch + ".rope.scaling.type", "linear");
         writer->add_f32(arch + ".rope.scaling.factor", config.rope_factor);
     }
+    write_window_and_caps(config, writer);
+}
+
+// The sliding window where the family attends through one (Qwen2 configs carry a sliding_window they switch off
+// with use_sliding_window: false, so qwen families are left out), Gemma 2's soft caps and Gemma 3's local RoPE base.
+void write_window_and_caps(const HfConfig& config, GgufWriter* writer) {
+    const std::string& arch = config.architecture;
+    const bool windowed = config.is_gemma() || arch == "phi3" || arch == "llama";
+    if (windowed && config.sliding_window > 0) {
+        writer->add_u32(arch + ".attention.sliding_window", static_cast<uint32_t>(config.sliding_window));
+    }
+    if (config.attn_logit_softcapping > 0) {
+        writer->add_f32(arch + ".attn_logit_softcapping", config.attn_logit_softcapping);
+    }
+    if (config.final_logit_softcapping > 0) {
+        writer->add_f32(arch + ".final_logit_softcapping", config.final_logit_softcapping);
+    }
+    if (config.rope_local_base_freq > 0) writer->add_f32(arch + ".rope.freq_base_swa", config.rope_local_base_freq);
 }
 
 void add_tensors(const HfConfig& config, const std::vector<BoundTensor>& bound, DType weight_type, GgufWriter* writer) {

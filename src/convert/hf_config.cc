@@ -21,6 +21,8 @@ constexpr ArchitectureInfo kArchitectures[] = {
     {"Qwen2ForCausalLM", "qwen2", 32768},
     {"Qwen3ForCausalLM", "qwen3", 40960},
     {"Phi3ForCausalLM", "phi3", 4096},
+    {"Gemma2ForCausalLM", "gemma2", 8192},
+    {"Gemma3ForCausalLM", "gemma3", 131072},
 };
 
 // Typed reads of config.json keys; an absent or null key keeps the caller's default.
@@ -99,8 +101,8 @@ Status read_architecture(const ConfigReader& reader, HfConfig* config) {
         config->context_length = info.default_context;
         return Status::ok();
     }
-    return invalid_argument(fmt::format("{}: unknown architecture {}; tern converts llama, qwen2, qwen3 and phi3 "
-                                        "families",
+    return invalid_argument(fmt::format("{}: unknown architecture {}; tern converts the llama, qwen2, qwen3, phi3, "
+                                        "gemma2 and gemma3 (text, Gemma3ForCausalLM) families",
                                         reader.label(), config->hf_architecture));
 }
 
@@ -168,6 +170,33 @@ Status read_rope_scaling(const ConfigReader& reader, HfConfig* config) {
     return Status::ok();
 }
 
+// Gemma: GGUF has no key for query_pre_attn_scalar, so readers (llama.cpp, tern) take the head length, or
+// hidden_size / heads for the 27B layer counts; a checkpoint that says otherwise would be converted wrong.
+Status read_gemma(const ConfigReader& reader, HfConfig* config) {
+    if (!reader.get(reader.json(), "tie_word_embeddings")) config->tie_word_embeddings = true;  // Gemma's default
+    TERN_RETURN_IF_ERROR(reader.number(reader.json(), "attn_logit_softcapping", &config->attn_logit_softcapping));
+    TERN_RETURN_IF_ERROR(reader.number(reader.json(), "final_logit_softcapping", &config->final_logit_softcapping));
+    TERN_RETURN_IF_ERROR(reader.number(reader.json(), "rope_local_base_freq", &config->rope_local_base_freq));
+    const bool is_27b = config->num_layers == (config->architecture == "gemma2" ? 46 : 62);
+    const int64_t derived = is_27b ? config->hidden_size / config->num_heads : config->head_dim;
+    int64_t scalar = derived;
+    TERN_RETURN_IF_ERROR(reader.positive_int("query_pre_attn_scalar", &scalar, false));
+    if (scalar != derived) {
+        return invalid_argument(fmt::format("{}: query_pre_attn_scalar {} is not what GGUF readers derive ({}): the "
+                                            "converted model would attend with the wrong scale", reader.label(), scalar,
+                                            derived));
+    }
+    for (const char* key : {"hidden_activation", "hidden_act"}) {
+        const nlohmann::json* activation = reader.get(reader.json(), key);
+        if (activation != nullptr && *activation != "gelu_pytorch_tanh") {
+            return invalid_argument(fmt::format("{}: {} {} is not supported; Gemma uses gelu_pytorch_tanh",
+                                                reader.label(), key, activation->dump()));
+        }
+        if (activation != nullptr) break;  // hidden_activation overrides hidden_act, as in transformers
+    }
+    return Status::ok();
+}
+
 Result<HfConfig> config_from_json(const nlohmann::json& json, const std::string& label) {
     if (!json.is_object()) return invalid_argument(fmt::format("{}: config must be a JSON object", label));
     const ConfigReader reader(json, label);
@@ -175,6 +204,8 @@ Result<HfConfig> config_from_json(const nlohmann::json& json, const std::string&
     TERN_RETURN_IF_ERROR(read_architecture(reader, &config));
     TERN_RETURN_IF_ERROR(read_sizes(reader, &config));
     TERN_RETURN_IF_ERROR(read_rope_scaling(reader, &config));
+    TERN_RETURN_IF_ERROR(reader.positive_int("sliding_window", &config.sliding_window, false));
+    if (config.is_gemma()) TERN_RETURN_IF_ERROR(read_gemma(reader, &config));
     config.bos_token_id = reader.token_id("bos_token_id");
     config.eos_token_id = reader.token_id("eos_token_id");
     config.pad_token_id = reader.token_id("pad_token_id");

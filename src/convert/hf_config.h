@@ -1,5 +1,6 @@
 // A Hugging Face config.json as the converter needs it: the architecture family and hyper-parameters of
-// llama-family (Llama, Mistral) and Qwen2 checkpoints, with Hugging Face's defaults for absent keys.
+// llama-family (Llama, Mistral), Qwen2/3, Phi-3 and Gemma 2/3 checkpoints, with Hugging Face's defaults for absent
+// keys.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +15,7 @@ enum class RopeScalingKind { kNone, kLinear, kLlama3 };
 
 struct HfConfig {
     std::string hf_architecture;  // as config.json names it, e.g. "MistralForCausalLM"
-    std::string architecture;     // the GGUF architecture: "llama", "qwen2" or "qwen3"
+    std::string architecture;     // the GGUF architecture: "llama", "qwen2", "qwen3", "phi3", "gemma2" or "gemma3"
     int64_t hidden_size = 0;
     int64_t num_layers = 0;
     int64_t num_heads = 0;
@@ -37,14 +38,21 @@ struct HfConfig {
     std::optional<int64_t> eos_token_id;
     std::optional<int64_t> pad_token_id;
     std::optional<int64_t> unk_token_id;
+    // Sliding windows and Gemma's extras (0: none).
+    int64_t sliding_window = 0;
+    float attn_logit_softcapping = 0.0f;
+    float final_logit_softcapping = 0.0f;
+    float rope_local_base_freq = 0.0f;  // Gemma 3's sliding layers
+
+    bool is_gemma() const { return architecture == "gemma2" || architecture == "gemma3"; }
 
     int64_t q_dim() const { return num_heads * head_dim; }
     int64_t kv_dim() const { return num_kv_heads * head_dim; }
 };
 
-// Parses config.json text; `label` names the file in errors. An architecture other than LlamaForCausalLM,
-// MistralForCausalLM or Qwen2ForCausalLM, a missing or mistyped size, inconsistent head counts or an
-// unsupported rope_scaling type is an error.
+// Parses config.json text; `label` names the file in errors. An architecture tern does not convert, a missing or
+// mistyped size, inconsistent head counts, an unsupported rope_scaling type or a Gemma whose attention scale or
+// activation GGUF cannot express is an error.
 Result<HfConfig> parse_hf_config(std::string_view text, const std::string& label);
 Result<HfConfig> read_hf_config(const std::string& path);
 

@@ -12,19 +12,41 @@ public:
     void matrix(std::string hf_name, std::string gguf_name, int64_t rows, int64_t row_length, int64_t rope_heads = 0) {
         plans_->push_back({std::move(hf_name), std::move(gguf_name), {rows, row_length}, rope_heads, false, false});
     }
-    void vector(std::string hf_name, std::string gguf_name, int64_t length) {
-        plans_->push_back({std::move(hf_name), std::move(gguf_name), {length}, 0, true, false});
+    void vector(std::string hf_name, std::string gguf_name, int64_t length, float add = 0.0f) {
+        plans_->push_back({std::move(hf_name), std::move(gguf_name), {length}, 0, true, false, add});
     }
 
 private:
     std::vector<TensorPlan>* plans_;
 };
 
+// Gemma: Gemma2/3DecoderLayer's four norms and Gemma3's q/k norms, each stored as 1 + w (as llama.cpp's converter
+// does), and a llama layer otherwise without RoPE permutation (Gemma rotates halves).
+void plan_gemma_layer(const HfConfig& config, const std::string& hf, const std::string& gguf, PlanBuilder& builder) {
+    const int64_t hidden = config.hidden_size;
+    builder.vector(hf + "input_layernorm.weight", gguf + "attn_norm.weight", hidden, 1.0f);
+    builder.matrix(hf + "self_attn.q_proj.weight", gguf + "attn_q.weight", config.q_dim(), hidden);
+    builder.matrix(hf + "self_attn.k_proj.weight", gguf + "attn_k.weight", config.kv_dim(), hidden);
+    builder.matrix(hf + "self_attn.v_proj.weight", gguf + "attn_v.weight", config.kv_dim(), hidden);
+    if (config.architecture == "gemma3") {
+        builder.vector(hf + "self_attn.q_norm.weight", gguf + "attn_q_norm.weight", config.head_dim, 1.0f);
+        builder.vector(hf + "self_attn.k_norm.weight", gguf + "attn_k_norm.weight", config.head_dim, 1.0f);
+    }
+    builder.matrix(hf + "self_attn.o_proj.weight", gguf + "attn_output.weight", hidden, config.q_dim());
+    builder.vector(hf + "post_attention_layernorm.weight", gguf + "post_attention_norm.weight", hidden, 1.0f);
+    builder.vector(hf + "pre_feedforward_layernorm.weight", gguf + "ffn_norm.weight", hidden, 1.0f);
+    builder.vector(hf + "post_feedforward_layernorm.weight", gguf + "post_ffw_norm.weight", hidden, 1.0f);
+    builder.matrix(hf + "mlp.gate_proj.weight", gguf + "ffn_gate.weight", config.intermediate_size, hidden);
+    builder.matrix(hf + "mlp.up_proj.weight", gguf + "ffn_up.weight", config.intermediate_size, hidden);
+    builder.matrix(hf + "mlp.down_proj.weight", gguf + "ffn_down.weight", hidden, config.intermediate_size);
+}
+
 void plan_layer(const HfConfig& config, int64_t layer_idx, PlanBuilder& builder) {
     const std::string hf = fmt::format("model.layers.{}.", layer_idx);
     const std::string gguf = fmt::format("blk.{}.", layer_idx);
     const bool is_llama = config.architecture == "llama";
     const int64_t hidden = config.hidden_size;
+    if (config.is_gemma()) return plan_gemma_layer(config, hf, gguf, builder);
     builder.vector(hf + "input_layernorm.weight", gguf + "attn_norm.weight", hidden);
     if (config.architecture == "phi3") {  // q/k/v and gate/up stay fused, as llama.cpp's phi3 files hold them
         builder.matrix(hf + "self_attn.qkv_proj.weight", gguf + "attn_qkv.weight", config.q_dim() + 2 * config.kv_dim(),
@@ -62,7 +84,7 @@ std::vector<TensorPlan> plan_tensors(const HfConfig& config) {
     std::vector<TensorPlan> plans;
     PlanBuilder builder(&plans);
     builder.matrix("model.embed_tokens.weight", "token_embd.weight", config.vocab_size, config.hidden_size);
-    builder.vector("model.norm.weight", "output_norm.weight", config.hidden_size);
+    builder.vector("model.norm.weight", "output_norm.weight", config.hidden_size, config.is_gemma() ? 1.0f : 0.0f);
     builder.matrix("lm_head.weight", "output.weight", config.vocab_size, config.hidden_size);
     plans.back().optional = true;
     for (int64_t layer_idx = 0; layer_idx < config.num_layers; ++layer_idx) plan_layer(config, layer_idx, builder);

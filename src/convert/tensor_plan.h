@@ -18,6 +18,7 @@ struct TensorPlan {
     int64_t rope_heads = 0;         // > 0: rows are reordered head by head, see rope_source_row
     bool keep_f32 = false;          // vectors (norms, biases) stay F32 whatever the requested type
     bool optional = false;          // lm_head: without it the output shares token_embd, as when tied
+    float add = 0.0f;               // added to every element: Gemma's norms multiply by 1 + w, GGUF holds 1 + w
 };
 
 // Every tensor a checkpoint with `config` holds, in GGUF file order.

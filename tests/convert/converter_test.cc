@@ -202,6 +202,62 @@ TEST_F(ConvertTiny, Phi3KeepsItsFusedMatrices) {
     ASSERT_TRUE(model.is_ok()) << model.status().message();
 }
 
+// Gemma: its norms become 1 + w (all six kinds), the window and soft caps reach the metadata, and the file loads
+// as the architecture it names.
+TEST_F(ConvertTiny, GemmaNormsGainOneAndWindowsReachTheMetadata) {
+    for (const char* architecture : {"Gemma2ForCausalLM", "Gemma3ForCausalLM"}) {
+        SCOPED_TRACE(architecture);
+        TinyModelSpec spec;
+        spec.architecture = architecture;
+        spec.explicit_head_dim = 8;
+        spec.tie = true;
+        fs::remove_all(hf_dir());
+        const auto tensors = testing::write_tiny_model(hf_dir(), spec);
+        auto file = convert_and_open();
+        ASSERT_NE(file, nullptr);
+        const bool gemma3 = std::string(architecture) == "Gemma3ForCausalLM";
+        const std::string arch = gemma3 ? "gemma3" : "gemma2";
+        EXPECT_EQ(file->get_string("general.architecture"), arch);
+        EXPECT_EQ(file->get_int(arch + ".attention.sliding_window"), 8);
+        const std::vector<std::pair<std::string, std::string>> norms = {
+            {"model.norm.weight", "output_norm.weight"},
+            {"model.layers.1.input_layernorm.weight", "blk.1.attn_norm.weight"},
+            {"model.layers.1.post_attention_layernorm.weight", "blk.1.post_attention_norm.weight"},
+            {"model.layers.1.pre_feedforward_layernorm.weight", "blk.1.ffn_norm.weight"},
+            {"model.layers.1.post_feedforward_layernorm.weight", "blk.1.post_ffw_norm.weight"}};
+        for (const auto& [hf_name, gguf_name] : norms) {
+            std::vector<float> plus_one = tensors.at(hf_name).values;
+            for (float& value : plus_one) value += 1.0f;
+            EXPECT_EQ(gguf_values(*file->find_tensor(gguf_name)), plus_one) << gguf_name;
+        }
+        EXPECT_EQ(gguf_values(*file->find_tensor("blk.0.attn_q.weight")),  // no RoPE permutation: halves
+                  tensors.at("model.layers.0.self_attn.q_proj.weight").values);
+        auto model = Model::load(out_path());
+        ASSERT_TRUE(model.is_ok()) << model.status().message();
+        const HParams& hp = model.value()->hparams();
+        EXPECT_EQ(hp.sliding_window, 8);
+        EXPECT_EQ(hp.attention_softcap, gemma3 ? 0.0f : 50.0f);
+        EXPECT_EQ(hp.logit_softcap, gemma3 ? 0.0f : 30.0f);
+        EXPECT_EQ(hp.rope_freq_base_sliding, gemma3 ? 10000.0f : 0.0f);
+        EXPECT_TRUE(hp.has_post_norms());
+    }
+}
+
+// A Gemma whose query_pre_attn_scalar GGUF readers would not derive is refused, naming the key.
+TEST_F(ConvertTiny, GemmaWithAnUnusualAttentionScaleIsRefused) {
+    TinyModelSpec spec;
+    spec.architecture = "Gemma2ForCausalLM";
+    spec.explicit_head_dim = 8;
+    testing::write_tiny_model(hf_dir(), spec);
+    nlohmann::json config = testing::tiny_config(spec);
+    config["query_pre_attn_scalar"] = 12;
+    testing::write_text(hf_dir() / "config.json", config.dump());
+    auto summary = convert();
+    ASSERT_FALSE(summary.is_ok());
+    EXPECT_NE(summary.status().message().find("query_pre_attn_scalar 12"), std::string::npos)
+        << summary.status().message();
+}
+
 TEST_F(ConvertTiny, ShardedCheckpointConvertsLikeOneFile) {
     const auto tensors = testing::write_tiny_model(hf_dir(), {});
     ASSERT_TRUE(convert().is_ok());
@@ -265,7 +321,8 @@ TEST_F(ConvertTiny, UnknownArchitecture) {
     nlohmann::json config = testing::tiny_config({});
     config["architectures"] = {"PhiForCausalLM"};
     testing::write_text(hf_dir() / "config.json", config.dump());
-    expect_failure("unknown architecture PhiForCausalLM; tern converts llama, qwen2, qwen3 and phi3 families");
+    expect_failure("unknown architecture PhiForCausalLM; tern converts the llama, qwen2, qwen3, phi3, gemma2 and "
+                   "gemma3 (text, Gemma3ForCausalLM) families");
 }
 
 TEST_F(ConvertTiny, MissingWrongOrExtraTensors) {

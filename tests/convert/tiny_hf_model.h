@@ -31,6 +31,7 @@ struct TinyModelSpec {
     bool is_qwen2() const { return architecture == "Qwen2ForCausalLM"; }
     bool is_qwen3() const { return architecture == "Qwen3ForCausalLM"; }
     bool is_phi3() const { return architecture == "Phi3ForCausalLM"; }
+    bool is_gemma() const { return architecture == "Gemma2ForCausalLM" || architecture == "Gemma3ForCausalLM"; }
     int64_t head_dim() const { return explicit_head_dim > 0 ? explicit_head_dim : hidden / heads; }
 };
 
@@ -55,6 +56,19 @@ inline nlohmann::json tiny_config(const TinyModelSpec& spec) {
             {"bos_token_id", 1},
             {"eos_token_id", 2}};
     if (spec.explicit_head_dim > 0) config["head_dim"] = spec.explicit_head_dim;
+    if (spec.is_gemma()) {  // as Gemma's config.json files hold them
+        config["head_dim"] = spec.head_dim();
+        config["query_pre_attn_scalar"] = spec.head_dim();
+        config["sliding_window"] = 8;
+        config["hidden_activation"] = "gelu_pytorch_tanh";
+        if (spec.architecture == "Gemma2ForCausalLM") {
+            config["attn_logit_softcapping"] = 50.0;
+            config["final_logit_softcapping"] = 30.0;
+        } else {
+            config["rope_local_base_freq"] = 10000.0;
+            config["rope_theta"] = 1000000.0;
+        }
+    }
     return config;
 }
 
@@ -86,6 +100,10 @@ inline std::map<std::string, TinyTensor> tiny_tensors(const TinyModelSpec& spec)
         const std::string prefix = "model.layers." + std::to_string(layer) + ".";
         add(prefix + "input_layernorm.weight", {spec.hidden});
         add(prefix + "post_attention_layernorm.weight", {spec.hidden});
+        if (spec.is_gemma()) {
+            add(prefix + "pre_feedforward_layernorm.weight", {spec.hidden});
+            add(prefix + "post_feedforward_layernorm.weight", {spec.hidden});
+        }
         if (spec.is_phi3()) {  // fused
             add(prefix + "self_attn.qkv_proj.weight", {q_dim + 2 * kv_dim, spec.hidden});
             add(prefix + "self_attn.o_proj.weight", {spec.hidden, q_dim});
@@ -102,7 +120,7 @@ inline std::map<std::string, TinyTensor> tiny_tensors(const TinyModelSpec& spec)
             add(prefix + "self_attn.k_proj.bias", {kv_dim});
             add(prefix + "self_attn.v_proj.bias", {kv_dim});
         }
-        if (spec.is_qwen3()) {
+        if (spec.is_qwen3() || spec.architecture == "Gemma3ForCausalLM") {
             add(prefix + "self_attn.q_norm.weight", {spec.head_dim()});
             add(prefix + "self_attn.k_norm.weight", {spec.head_dim()});
         }
