@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 
 struct BoundTensor {
     TensorPlan plan;
-    const SafetensorsTensor* source;
+    std::vector<const SafetensorsTensor*> sources;  // one, or each expert's in order (stacked)
 };
 
 std::string format_shape(const std::vector<int64_t>& shape) {
@@ -60,18 +60,22 @@ void store_element(DType type, float value, uint8_t* dst, int64_t index) {
     std::memcpy(dst + index * 2, &half, 2);
 }
 
-// Converts one tensor into `dst`, moving rows into llama's RoPE order where the plan asks.
+// Converts one tensor (or each expert's, one after another) into `dst`, moving rows into llama's RoPE order where
+// the plan asks.
 void convert_tensor(const BoundTensor& bound, DType dst_type, uint8_t* dst) {
-    const SafetensorsTensor& source = *bound.source;
     const int64_t row_length = bound.plan.hf_shape.back();
-    const int64_t num_rows = source.num_elements / row_length;
-    for (int64_t row = 0; row < num_rows; ++row) {
-        const int64_t source_row =
-            bound.plan.rope_heads > 0 ? rope_source_row(row, num_rows, bound.plan.rope_heads) : row;
-        for (int64_t col = 0; col < row_length; ++col) {
-            const float value = load_element(source, source_row * row_length + col) + bound.plan.add;
-            store_element(dst_type, value, dst, row * row_length + col);
+    int64_t first_element = 0;
+    for (const SafetensorsTensor* source : bound.sources) {
+        const int64_t num_rows = source->num_elements / row_length;
+        for (int64_t row = 0; row < num_rows; ++row) {
+            const int64_t source_row =
+                bound.plan.rope_heads > 0 ? rope_source_row(row, num_rows, bound.plan.rope_heads) : row;
+            for (int64_t col = 0; col < row_length; ++col) {
+                const float value = load_element(*source, source_row * row_length + col) + bound.plan.add;
+                store_element(dst_type, value, dst, first_element + row * row_length + col);
+            }
         }
+        first_element += source->num_elements;
     }
 }
 
@@ -79,25 +83,29 @@ Result<std::vector<BoundTensor>> bind_tensors(const HfConfig& config, const Safe
     std::vector<BoundTensor> bound;
     std::set<std::string, std::less<>> used;
     for (TensorPlan& plan : plan_tensors(config)) {
-        const SafetensorsCheckpoint::Entry* entry = checkpoint.find(plan.hf_name);
-        if (entry == nullptr && plan.optional) {
+        if (plan.optional && checkpoint.find(plan.hf_name) == nullptr) {
             if (!config.tie_word_embeddings) {
                 log_warn("{}: no {}; the output shares token_embd", checkpoint.source(), plan.hf_name);
             }
             continue;
         }
-        if (entry == nullptr) {
-            return invalid_argument(fmt::format("{}: missing tensor '{}', which a {} model with these config.json "
-                                                "sizes needs", checkpoint.source(), plan.hf_name,
-                                                config.hf_architecture));
+        BoundTensor tensor{plan, {}};
+        for (int64_t part = 0; part < plan.num_parts(); ++part) {
+            const std::string name = plan.part_name(part);
+            const SafetensorsCheckpoint::Entry* entry = checkpoint.find(name);
+            if (entry == nullptr) {
+                return invalid_argument(fmt::format("{}: missing tensor '{}', which a {} model with these config.json "
+                                                    "sizes needs", checkpoint.source(), name, config.hf_architecture));
+            }
+            if (entry->tensor->shape != plan.hf_shape) {
+                return invalid_argument(fmt::format("{}: tensor '{}' has shape {}, but config.json implies {}",
+                                                    entry->file->path(), name, format_shape(entry->tensor->shape),
+                                                    format_shape(plan.hf_shape)));
+            }
+            used.insert(name);
+            tensor.sources.push_back(entry->tensor);
         }
-        if (entry->tensor->shape != plan.hf_shape) {
-            return invalid_argument(fmt::format("{}: tensor '{}' has shape {}, but config.json implies {}",
-                                                entry->file->path(), plan.hf_name, format_shape(entry->tensor->shape),
-                                                format_shape(plan.hf_shape)));
-        }
-        used.insert(plan.hf_name);
-        bound.push_back({std::move(plan), entry->tensor});
+        bound.push_back(std::move(tensor));
     }
     for (const auto& [name, entry] : checkpoint.entries()) {
         if (used.count(name) != 0 || is_skipped_hf_tensor(name)) continue;
@@ -134,6 +142,10 @@ void write_hparams(const HfConfig& config, const std::string& name, DType weight
         writer->add_f32(arch + ".rope.scaling.factor", config.rope_factor);
     }
     write_window_and_caps(config, writer);
+    if (config.num_experts > 0) {  // Mixtral: llama with experts as wide as feed_forward_length
+        writer->add_u32(arch + ".expert_count", static_cast<uint32_t>(config.num_experts));
+        writer->add_u32(arch + ".expert_used_count", static_cast<uint32_t>(config.num_experts_used));
+    }
 }
 
 // The sliding window where the family attends through one (Qwen2 configs carry a sliding_window they switch off
@@ -157,6 +169,7 @@ void add_tensors(const HfConfig& config, const std::vector<BoundTensor>& bound, 
     for (const BoundTensor& tensor : bound) {
         const DType type = tensor.plan.keep_f32 ? DType::kF32 : weight_type;
         std::vector<int64_t> dims(tensor.plan.hf_shape.rbegin(), tensor.plan.hf_shape.rend());  // ggml: row first
+        if (tensor.plan.num_experts > 0) dims.push_back(tensor.plan.num_experts);
         writer->add_tensor(tensor.plan.gguf_name, type, std::move(dims),
                            [&tensor, type](uint8_t* dst) { convert_tensor(tensor, type, dst); });
     }
@@ -204,7 +217,9 @@ Result<ConvertSummary> convert_hf_to_gguf(const std::string& hf_dir, const std::
     ConvertSummary summary;
     summary.architecture = config.architecture;
     summary.tokenizer_model = vocab.model;
-    for (const BoundTensor& tensor : bound) summary.num_parameters += tensor.source->num_elements;
+    for (const BoundTensor& tensor : bound) {
+        for (const SafetensorsTensor* source : tensor.sources) summary.num_parameters += source->num_elements;
+    }
     summary.num_tensors = static_cast<int64_t>(bound.size()) + (config.rope_scaling == RopeScalingKind::kLlama3);
     return summary;
 }

@@ -21,6 +21,7 @@ constexpr ArchitectureInfo kArchitectures[] = {
     {"Qwen2ForCausalLM", "qwen2", 32768},
     {"Qwen3ForCausalLM", "qwen3", 40960},
     {"Phi3ForCausalLM", "phi3", 4096},
+    {"MixtralForCausalLM", "llama", 4096 * 32},
     {"Gemma2ForCausalLM", "gemma2", 8192},
     {"Gemma3ForCausalLM", "gemma3", 131072},
 };
@@ -101,8 +102,9 @@ Status read_architecture(const ConfigReader& reader, HfConfig* config) {
         config->context_length = info.default_context;
         return Status::ok();
     }
-    return invalid_argument(fmt::format("{}: unknown architecture {}; tern converts the llama, qwen2, qwen3, phi3, "
-                                        "gemma2 and gemma3 (text, Gemma3ForCausalLM) families",
+    return invalid_argument(fmt::format("{}: unknown architecture {}; tern converts the llama (with Mistral and "
+                                        "Mixtral), qwen2, qwen3, phi3, gemma2 and gemma3 (text, Gemma3ForCausalLM) "
+                                        "families",
                                         reader.label(), config->hf_architecture));
 }
 
@@ -197,6 +199,19 @@ Status read_gemma(const ConfigReader& reader, HfConfig* config) {
     return Status::ok();
 }
 
+// Mixtral: how many experts, and how many each token uses (Hugging Face's defaults 8 and 2).
+Status read_experts(const ConfigReader& reader, HfConfig* config) {
+    config->num_experts = 8;
+    config->num_experts_used = 2;
+    TERN_RETURN_IF_ERROR(reader.positive_int("num_local_experts", &config->num_experts, false));
+    TERN_RETURN_IF_ERROR(reader.positive_int("num_experts_per_tok", &config->num_experts_used, false));
+    if (config->num_experts_used > config->num_experts) {
+        return invalid_argument(fmt::format("{}: num_experts_per_tok {} exceeds num_local_experts {}", reader.label(),
+                                            config->num_experts_used, config->num_experts));
+    }
+    return Status::ok();
+}
+
 Result<HfConfig> config_from_json(const nlohmann::json& json, const std::string& label) {
     if (!json.is_object()) return invalid_argument(fmt::format("{}: config must be a JSON object", label));
     const ConfigReader reader(json, label);
@@ -206,6 +221,7 @@ Result<HfConfig> config_from_json(const nlohmann::json& json, const std::string&
     TERN_RETURN_IF_ERROR(read_rope_scaling(reader, &config));
     TERN_RETURN_IF_ERROR(reader.positive_int("sliding_window", &config.sliding_window, false));
     if (config.is_gemma()) TERN_RETURN_IF_ERROR(read_gemma(reader, &config));
+    if (config.hf_architecture == "MixtralForCausalLM") TERN_RETURN_IF_ERROR(read_experts(reader, &config));
     config.bos_token_id = reader.token_id("bos_token_id");
     config.eos_token_id = reader.token_id("eos_token_id");
     config.pad_token_id = reader.token_id("pad_token_id");

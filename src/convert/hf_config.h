@@ -43,6 +43,8 @@ struct HfConfig {
     float attn_logit_softcapping = 0.0f;
     float final_logit_softcapping = 0.0f;
     float rope_local_base_freq = 0.0f;  // Gemma 3's sliding layers
+    int64_t num_experts = 0;            // Mixtral: num_local_experts (0: a dense feed-forward)
+    int64_t num_experts_used = 0;       // num_experts_per_tok
 
     bool is_gemma() const { return architecture == "gemma2" || architecture == "gemma3"; }
 

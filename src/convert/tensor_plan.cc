@@ -15,6 +15,10 @@ public:
     void vector(std::string hf_name, std::string gguf_name, int64_t length, float add = 0.0f) {
         plans_->push_back({std::move(hf_name), std::move(gguf_name), {length}, 0, true, false, add});
     }
+    void experts(std::string hf_pattern, std::string gguf_name, int64_t rows, int64_t row_length, int64_t count) {
+        plans_->push_back({std::move(hf_pattern), std::move(gguf_name), {rows, row_length}, 0, false, false, 0.0f,
+                           count});
+    }
 
 private:
     std::vector<TensorPlan>* plans_;
@@ -39,6 +43,18 @@ void plan_gemma_layer(const HfConfig& config, const std::string& hf, const std::
     builder.matrix(hf + "mlp.gate_proj.weight", gguf + "ffn_gate.weight", config.intermediate_size, hidden);
     builder.matrix(hf + "mlp.up_proj.weight", gguf + "ffn_up.weight", config.intermediate_size, hidden);
     builder.matrix(hf + "mlp.down_proj.weight", gguf + "ffn_down.weight", hidden, config.intermediate_size);
+}
+
+// Mixtral's sparse block: the router, then each expert's w1 (gate), w3 (up) and w2 (down) stacked per kind into
+// llama.cpp's 3-D ffn_*_exps tensors.
+void plan_mixtral_experts(const HfConfig& config, const std::string& hf, const std::string& gguf,
+                          PlanBuilder& builder) {
+    const int64_t hidden = config.hidden_size, width = config.intermediate_size, count = config.num_experts;
+    const std::string expert = hf + "block_sparse_moe.experts.{expert}.";
+    builder.matrix(hf + "block_sparse_moe.gate.weight", gguf + "ffn_gate_inp.weight", count, hidden);
+    builder.experts(expert + "w1.weight", gguf + "ffn_gate_exps.weight", width, hidden, count);
+    builder.experts(expert + "w3.weight", gguf + "ffn_up_exps.weight", width, hidden, count);
+    builder.experts(expert + "w2.weight", gguf + "ffn_down_exps.weight", hidden, width, count);
 }
 
 void plan_layer(const HfConfig& config, int64_t layer_idx, PlanBuilder& builder) {
@@ -73,6 +89,7 @@ void plan_layer(const HfConfig& config, int64_t layer_idx, PlanBuilder& builder)
     }
     builder.matrix(hf + "self_attn.o_proj.weight", gguf + "attn_output.weight", hidden, config.q_dim());
     builder.vector(hf + "post_attention_layernorm.weight", gguf + "ffn_norm.weight", hidden);
+    if (config.num_experts > 0) return plan_mixtral_experts(config, hf, gguf, builder);
     builder.matrix(hf + "mlp.gate_proj.weight", gguf + "ffn_gate.weight", config.intermediate_size, hidden);
     builder.matrix(hf + "mlp.up_proj.weight", gguf + "ffn_up.weight", config.intermediate_size, hidden);
     builder.matrix(hf + "mlp.down_proj.weight", gguf + "ffn_down.weight", hidden, config.intermediate_size);
@@ -89,6 +106,14 @@ std::vector<TensorPlan> plan_tensors(const HfConfig& config) {
     plans.back().optional = true;
     for (int64_t layer_idx = 0; layer_idx < config.num_layers; ++layer_idx) plan_layer(config, layer_idx, builder);
     return plans;
+}
+
+std::string TensorPlan::part_name(int64_t expert) const {
+    if (num_experts == 0) return hf_name;
+    std::string name = hf_name;
+    const std::string marker = "{expert}";
+    name.replace(name.find(marker), marker.size(), std::to_string(expert));
+    return name;
 }
 
 bool is_skipped_hf_tensor(std::string_view name) { return name.ends_with(".rotary_emb.inv_freq"); }

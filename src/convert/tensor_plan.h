@@ -19,6 +19,13 @@ struct TensorPlan {
     bool keep_f32 = false;          // vectors (norms, biases) stay F32 whatever the requested type
     bool optional = false;          // lm_head: without it the output shares token_embd, as when tied
     float add = 0.0f;               // added to every element: Gemma's norms multiply by 1 + w, GGUF holds 1 + w
+    // > 0: a mixture's expert matrices, stacked into one 3-D GGUF tensor; hf_name holds "{expert}" where each
+    // expert's tensor name has its index, and hf_shape is one expert's.
+    int64_t num_experts = 0;
+
+    // The Hugging Face name of expert `expert`'s part (hf_name itself when the plan has no experts).
+    std::string part_name(int64_t expert) const;
+    int64_t num_parts() const { return num_experts > 0 ? num_experts : 1; }
 };
 
 // Every tensor a checkpoint with `config` holds, in GGUF file order.

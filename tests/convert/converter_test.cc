@@ -243,6 +243,34 @@ TEST_F(ConvertTiny, GemmaNormsGainOneAndWindowsReachTheMetadata) {
     }
 }
 
+// Mixtral: each kind of expert matrix stacked, expert after expert, into llama.cpp's 3-D tensor; the router as is.
+TEST_F(ConvertTiny, MixtralStacksItsExperts) {
+    TinyModelSpec spec;
+    spec.architecture = "MixtralForCausalLM";
+    const auto tensors = testing::write_tiny_model(hf_dir(), spec);
+    auto file = convert_and_open();
+    ASSERT_NE(file, nullptr);
+    EXPECT_EQ(file->get_string("general.architecture"), "llama");
+    EXPECT_EQ(file->get_int("llama.expert_count"), 4);
+    EXPECT_EQ(file->get_int("llama.expert_used_count"), 2);
+    const GgufTensorInfo* down = file->find_tensor("blk.1.ffn_down_exps.weight");
+    ASSERT_NE(down, nullptr);
+    EXPECT_EQ(down->dims, (std::vector<int64_t>{spec.ffn, spec.hidden, 4}));
+    std::vector<float> stacked;
+    for (int expert = 0; expert < 4; ++expert) {
+        const std::string name = "model.layers.1.block_sparse_moe.experts." + std::to_string(expert) + ".w2.weight";
+        const auto& part = tensors.at(name);
+        stacked.insert(stacked.end(), part.values.begin(), part.values.end());
+    }
+    EXPECT_EQ(gguf_values(*down), stacked);
+    EXPECT_EQ(gguf_values(*file->find_tensor("blk.0.ffn_gate_inp.weight")),
+              tensors.at("model.layers.0.block_sparse_moe.gate.weight").values);
+    auto model = Model::load(out_path());
+    ASSERT_TRUE(model.is_ok()) << model.status().message();
+    EXPECT_EQ(model.value()->hparams().num_experts, 4);
+    EXPECT_EQ(model.value()->hparams().expert_ffn_dim, spec.ffn);
+}
+
 // A Gemma whose query_pre_attn_scalar GGUF readers would not derive is refused, naming the key.
 TEST_F(ConvertTiny, GemmaWithAnUnusualAttentionScaleIsRefused) {
     TinyModelSpec spec;
@@ -321,8 +349,8 @@ TEST_F(ConvertTiny, UnknownArchitecture) {
     nlohmann::json config = testing::tiny_config({});
     config["architectures"] = {"PhiForCausalLM"};
     testing::write_text(hf_dir() / "config.json", config.dump());
-    expect_failure("unknown architecture PhiForCausalLM; tern converts the llama, qwen2, qwen3, phi3, gemma2 and "
-                   "gemma3 (text, Gemma3ForCausalLM) families");
+    expect_failure("unknown architecture PhiForCausalLM; tern converts the llama (with Mistral and Mixtral), qwen2, "
+                   "qwen3, phi3, gemma2 and gemma3 (text, Gemma3ForCausalLM) families");
 }
 
 TEST_F(ConvertTiny, MissingWrongOrExtraTensors) {

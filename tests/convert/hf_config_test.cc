@@ -54,8 +54,8 @@ TEST(HfConfig, UnknownArchitectureIsAnError) {
     json config = testing::tiny_config({});
     config["architectures"] = {"GPT2LMHeadModel"};
     EXPECT_EQ(config_error(config),
-              "config.json: unknown architecture GPT2LMHeadModel; tern converts the llama, qwen2, qwen3, phi3, gemma2 "
-              "and gemma3 (text, Gemma3ForCausalLM) families");
+              "config.json: unknown architecture GPT2LMHeadModel; tern converts the llama (with Mistral and Mixtral), "
+              "qwen2, qwen3, phi3, gemma2 and gemma3 (text, Gemma3ForCausalLM) families");
     config.erase("architectures");
     EXPECT_NE(config_error(config).find("missing 'architectures'"), std::string::npos);
 }

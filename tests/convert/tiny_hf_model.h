@@ -31,6 +31,7 @@ struct TinyModelSpec {
     bool is_qwen2() const { return architecture == "Qwen2ForCausalLM"; }
     bool is_qwen3() const { return architecture == "Qwen3ForCausalLM"; }
     bool is_phi3() const { return architecture == "Phi3ForCausalLM"; }
+    bool is_mixtral() const { return architecture == "MixtralForCausalLM"; }
     bool is_gemma() const { return architecture == "Gemma2ForCausalLM" || architecture == "Gemma3ForCausalLM"; }
     int64_t head_dim() const { return explicit_head_dim > 0 ? explicit_head_dim : hidden / heads; }
 };
@@ -56,6 +57,10 @@ inline nlohmann::json tiny_config(const TinyModelSpec& spec) {
             {"bos_token_id", 1},
             {"eos_token_id", 2}};
     if (spec.explicit_head_dim > 0) config["head_dim"] = spec.explicit_head_dim;
+    if (spec.is_mixtral()) {
+        config["num_local_experts"] = 4;
+        config["num_experts_per_tok"] = 2;
+    }
     if (spec.is_gemma()) {  // as Gemma's config.json files hold them
         config["head_dim"] = spec.head_dim();
         config["query_pre_attn_scalar"] = spec.head_dim();
@@ -123,6 +128,16 @@ inline std::map<std::string, TinyTensor> tiny_tensors(const TinyModelSpec& spec)
         if (spec.is_qwen3() || spec.architecture == "Gemma3ForCausalLM") {
             add(prefix + "self_attn.q_norm.weight", {spec.head_dim()});
             add(prefix + "self_attn.k_norm.weight", {spec.head_dim()});
+        }
+        if (spec.is_mixtral()) {  // 4 experts: w1 gate, w3 up, w2 down
+            add(prefix + "block_sparse_moe.gate.weight", {4, spec.hidden});
+            for (int expert = 0; expert < 4; ++expert) {
+                const std::string name = prefix + "block_sparse_moe.experts." + std::to_string(expert) + ".";
+                add(name + "w1.weight", {spec.ffn, spec.hidden});
+                add(name + "w3.weight", {spec.ffn, spec.hidden});
+                add(name + "w2.weight", {spec.hidden, spec.ffn});
+            }
+            continue;
         }
         add(prefix + "mlp.gate_proj.weight", {spec.ffn, spec.hidden});
         add(prefix + "mlp.up_proj.weight", {spec.ffn, spec.hidden});
