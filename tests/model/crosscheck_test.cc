@@ -2,7 +2,10 @@
 // scripts/crosscheck-llama; this test runs without llama.cpp): fed llama-server's greedy tokens, tern's top-10
 // log-probabilities agree with llama-server's to 1e-3 at every position, and tern's greedy choice is llama's (or
 // ties with it to 1e-3: random weights give near-uniform distributions). One model per architecture, tiny and at a
-// real model's widths and heads.
+// real model's widths and heads. Quantized files (data/crosscheck-quantized, llama-server's whole next-token
+// distribution): the engines round activations differently, so the criterion is the KL divergence between them,
+// which must not exceed the file's own KL divergence against the f32 model.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,17 +20,19 @@
 namespace tern {
 namespace {
 
-std::vector<std::string> crosscheck_files() {
+std::vector<std::string> crosscheck_files(const char* dir = TERN_CROSSCHECK_DIR) {
     std::vector<std::string> files;
-    for (const auto& entry : std::filesystem::directory_iterator(TERN_CROSSCHECK_DIR)) {
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
         if (entry.path().extension() == ".json") files.push_back(entry.path().string());
     }
     std::sort(files.begin(), files.end());
     return files;
 }
 
-// The model the figures were computed on, written again (tern synth is deterministic for a seed).
-std::unique_ptr<Model> synth_model(const nlohmann::json& data, const std::string& path) {
+// The model the figures were computed on, written again (tern synth is deterministic for a seed), in the file's
+// weight type or in `type`.
+std::unique_ptr<Model> synth_model(const nlohmann::json& data, const std::string& path,
+                                   std::optional<DType> type = std::nullopt) {
     std::optional<ModelPreset> preset = find_preset(data["preset"].get<std::string>());
     EXPECT_TRUE(preset.has_value());
     if (!preset) return nullptr;
@@ -35,8 +40,11 @@ std::unique_ptr<Model> synth_model(const nlohmann::json& data, const std::string
                                         data.value("experts", int64_t{0}));
     EXPECT_TRUE(shrunk.is_ok()) << shrunk.message();
     ThreadPool pool(2);
+    const std::optional<DType> file_type = dtype_from_name(data["type"].get<std::string>());
+    EXPECT_TRUE(file_type.has_value());
+    const DType weight_type = type.value_or(file_type.value_or(DType::kF32));
     const Status written =
-        write_synth_model(*preset, SynthOptions{DType::kF32, data["seed"].get<uint64_t>()}, path, &pool);
+        write_synth_model(*preset, SynthOptions{weight_type, data["seed"].get<uint64_t>()}, path, &pool);
     EXPECT_TRUE(written.is_ok()) << written.message();
     auto model = Model::load(path);
     EXPECT_TRUE(model.is_ok()) << model.status().message();
@@ -99,11 +107,77 @@ TEST_P(CrossCheck, LogProbabilitiesAndGreedyTokensAgreeWithLlamaCpp) {
     RecordProperty("worst_logprob_error", std::to_string(worst));
 }
 
-INSTANTIATE_TEST_SUITE_P(Architectures, CrossCheck, ::testing::ValuesIn(crosscheck_files()), [](const auto& info) {
+// tern's log-probabilities at each of the sequence's positions (the prompt's last token, then each generated one).
+std::vector<std::vector<double>> sequence_logprobs(Model& model, const std::vector<int32_t>& prompt,
+                                                   const std::vector<int32_t>& tokens) {
+    std::vector<int32_t> sequence = prompt;
+    sequence.insert(sequence.end(), tokens.begin(), tokens.end() - 1);
+    KvCache cache(model.hparams(), 1, static_cast<int64_t>(sequence.size()));
+    TokenBatch batch;
+    for (size_t idx = 0; idx < sequence.size(); ++idx) {
+        batch.add(sequence[idx], static_cast<int32_t>(idx), 0, idx + 1 >= prompt.size());
+    }
+    ThreadPool pool(2);
+    std::vector<float> logits;
+    EXPECT_TRUE(model.forward(batch, &cache, &pool, &logits).is_ok());
+    const int64_t vocab_size = model.hparams().vocab_size;
+    std::vector<std::vector<double>> rows;
+    for (size_t position = 0; position < tokens.size(); ++position) {
+        rows.push_back(log_softmax(logits.data() + position * vocab_size, vocab_size));
+    }
+    return rows;
+}
+
+// Mean over positions of KL(p || q), from log-probabilities.
+double mean_kl(const std::vector<std::vector<double>>& p, const std::vector<std::vector<double>>& q) {
+    double total = 0.0;
+    for (size_t position = 0; position < p.size(); ++position) {
+        for (size_t id = 0; id < p[position].size(); ++id) {
+            total += std::exp(p[position][id]) * (p[position][id] - q[position][id]);
+        }
+    }
+    return total / static_cast<double>(p.size());
+}
+
+class QuantizedCrossCheck : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(QuantizedCrossCheck, EnginesDifferLessThanTheFileDiffersFromF32) {
+    std::ifstream stream(GetParam());
+    const nlohmann::json data = nlohmann::json::parse(stream);
+    const std::string stem = std::filesystem::path(GetParam()).stem().string();
+    std::unique_ptr<Model> quantized = synth_model(data, ::testing::TempDir() + "/crosscheck-" + stem + ".gguf");
+    std::unique_ptr<Model> f32 =
+        synth_model(data, ::testing::TempDir() + "/crosscheck-" + stem + "-f32.gguf", DType::kF32);
+    ASSERT_NE(quantized, nullptr);
+    ASSERT_NE(f32, nullptr);
+    for (const nlohmann::json& item : data["cases"]) {
+        const auto prompt = item["prompt"].get<std::vector<int32_t>>();
+        const auto tokens = item["tokens"].get<std::vector<int32_t>>();
+        const auto llama = item["full"].get<std::vector<std::vector<double>>>();
+        const auto ours = sequence_logprobs(*quantized, prompt, tokens);
+        const auto reference = sequence_logprobs(*f32, prompt, tokens);
+        ASSERT_EQ(llama.size(), ours.size());
+        ASSERT_EQ(llama.front().size(), ours.front().size());
+        const double between_engines = mean_kl(llama, ours);
+        const double file_vs_f32 = mean_kl(reference, ours);
+        const double llama_vs_f32 = mean_kl(reference, llama);
+        RecordProperty("kl_llama_tern", fmt::format("{:.3g}", between_engines));
+        RecordProperty("kl_f32_tern", fmt::format("{:.3g}", file_vs_f32));
+        RecordProperty("kl_f32_llama", fmt::format("{:.3g}", llama_vs_f32));
+        EXPECT_GT(file_vs_f32, 0.0) << "the quantized file should differ from f32";
+        EXPECT_LE(between_engines, file_vs_f32) << "llama.cpp's KL to f32: " << llama_vs_f32;
+    }
+}
+
+std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
     std::string name = std::filesystem::path(info.param).stem().string();
     std::replace_if(name.begin(), name.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '_');
     return name;
-});
+}
+
+INSTANTIATE_TEST_SUITE_P(Architectures, CrossCheck, ::testing::ValuesIn(crosscheck_files()), test_name);
+INSTANTIATE_TEST_SUITE_P(Architectures, QuantizedCrossCheck,
+                         ::testing::ValuesIn(crosscheck_files(TERN_CROSSCHECK_QUANTIZED_DIR)), test_name);
 
 }  // namespace
 }  // namespace tern
