@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/model.h"
+#include "quantize/quantizer.h"
 #include "synth/synth.h"
 
 namespace tern {
@@ -107,6 +108,52 @@ TEST_P(CrossCheck, LogProbabilitiesAndGreedyTokensAgreeWithLlamaCpp) {
     RecordProperty("worst_logprob_error", std::to_string(worst));
 }
 
+// FNV-1a 64 over the file's tensors in name order: name, ggml type (u32) and data bytes, as
+// scripts/lib/gguf_tensor_digest.py computes it on llama-quantize's file.
+std::string tensor_digest(const std::string& path) {
+    auto file = GgufFile::open(path);
+    EXPECT_TRUE(file.is_ok()) << file.status().message();
+    if (!file.is_ok()) return "";
+    std::vector<const GgufTensorInfo*> tensors;
+    for (const GgufTensorInfo& info : file.value()->tensors()) tensors.push_back(&info);
+    std::sort(tensors.begin(), tensors.end(), [](auto* a, auto* b) { return a->name < b->name; });
+    uint64_t state = 0xcbf29ce484222325ull;
+    const auto mix = [&](const uint8_t* bytes, size_t count) {
+        for (size_t idx = 0; idx < count; ++idx) state = (state ^ bytes[idx]) * 0x100000001b3ull;
+    };
+    for (const GgufTensorInfo* info : tensors) {
+        mix(reinterpret_cast<const uint8_t*>(info->name.data()), info->name.size());
+        const uint32_t type = static_cast<uint32_t>(info->type);
+        mix(reinterpret_cast<const uint8_t*>(&type), sizeof(type));
+        mix(info->data, static_cast<size_t>(info->num_bytes));
+    }
+    return fmt::format("{:016x}", state);
+}
+
+// The file the figures were computed on. A llama-quantize file is made again by tern quantize from the f32 one,
+// which must reproduce its tensors exactly (same digest); the others by tern synth.
+std::unique_ptr<Model> quantized_model(const nlohmann::json& data, const std::string& path) {
+    if (!data.contains("llama_quantize")) return synth_model(data, path);
+    const std::string f32_path = path + ".f32.gguf";
+    std::optional<ModelPreset> preset = find_preset(data["preset"].get<std::string>());
+    EXPECT_TRUE(preset && shrink_preset(&*preset, data["layers"].get<int64_t>(), data["vocab_size"].get<int64_t>(),
+                                        data.value("experts", int64_t{0})).is_ok());
+    ThreadPool pool(2);
+    EXPECT_TRUE(write_synth_model(*preset, SynthOptions{DType::kF32, data["seed"].get<uint64_t>()}, f32_path, &pool)
+                    .is_ok());
+    QuantizeOptions options;
+    options.preset = *parse_quant_preset(data["llama_quantize"].get<std::string>());
+    auto summary = quantize_model(f32_path, path, options, &pool);
+    EXPECT_TRUE(summary.is_ok()) << summary.status().message();
+    std::filesystem::remove(f32_path);
+    EXPECT_EQ(tensor_digest(path), data["tensor_digest"].get<std::string>())
+        << "tern quantize no longer writes what llama-quantize wrote";
+    auto model = Model::load(path);
+    EXPECT_TRUE(model.is_ok()) << model.status().message();
+    std::filesystem::remove(path);
+    return model.is_ok() ? std::move(model.value()) : nullptr;
+}
+
 // tern's log-probabilities at each of the sequence's positions (the prompt's last token, then each generated one).
 std::vector<std::vector<double>> sequence_logprobs(Model& model, const std::vector<int32_t>& prompt,
                                                    const std::vector<int32_t>& tokens) {
@@ -145,7 +192,7 @@ TEST_P(QuantizedCrossCheck, EnginesDifferLessThanTheFileDiffersFromF32) {
     std::ifstream stream(GetParam());
     const nlohmann::json data = nlohmann::json::parse(stream);
     const std::string stem = std::filesystem::path(GetParam()).stem().string();
-    std::unique_ptr<Model> quantized = synth_model(data, ::testing::TempDir() + "/crosscheck-" + stem + ".gguf");
+    std::unique_ptr<Model> quantized = quantized_model(data, ::testing::TempDir() + "/crosscheck-" + stem + ".gguf");
     std::unique_ptr<Model> f32 =
         synth_model(data, ::testing::TempDir() + "/crosscheck-" + stem + "-f32.gguf", DType::kF32);
     ASSERT_NE(quantized, nullptr);
