@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """FNV-1a 64 over a GGUF file's tensors in name order (writers order them differently): each tensor's name, ggml type
-(u32 little-endian) and data bytes (padding left out). model_crosscheck_test computes the same over the file tern quantize writes, to show it
-holds exactly the tensors llama-quantize wrote.   gguf_tensor_digest.py FILE"""
+(u32 little-endian) and data bytes (padding left out). model_crosscheck_test computes the same over the file tern
+quantize writes, to show it holds exactly the tensors llama-quantize wrote.   gguf_tensor_digest.py FILE"""
 import struct
 import sys
 
