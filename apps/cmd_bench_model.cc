@@ -8,6 +8,7 @@
 
 #include "apps/commands.h"
 #include "model_bench/model_bench.h"
+#include "plan/model_shape.h"
 
 namespace tern::apps {
 namespace {
@@ -119,8 +120,14 @@ Status run_bench_model(const BenchModelOptions& options) {
                                      {"stddev", measurement.stddev()}});
     }
     if (options.measure_bandwidth && options.generated_tokens > 0) {
+        // What a decode step reads per token: every matrix but an untied embedding (looked up by row), and of a
+        // mixture's expert tensors the share a token uses (plan/model_shape's count over the file).
+        auto shape = plan::model_shape_from_gguf(options.model_path);
+        report["decode_bytes"] = shape.is_ok() && shape.value().file_matmul_bytes ? *shape.value().file_matmul_bytes
+                                                                                  : report["model_bytes"].get<int64_t>();
         const MemoryBandwidth bandwidth = measure_memory_bandwidth(pool, int64_t{1} << 30, 5);
-        const double decode_gb_per_s = report["tg_tokens_per_s"].get<double>() * report["model_bytes"].get<double>() / 1e9;
+        const double decode_gb_per_s =
+            report["tg_tokens_per_s"].get<double>() * report["decode_bytes"].get<double>() / 1e9;
         report["read_gb_per_s"] = bandwidth.read_gb_per_s.median();
         report["tg_gb_per_s"] = decode_gb_per_s;
         report["tg_bandwidth_fraction"] = decode_gb_per_s / bandwidth.read_gb_per_s.median();
