@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kv/kv_manager.h"
+
 namespace tern::plan {
 
 Status check_kv_type(const ModelShape& shape, DType kv_type) {
@@ -37,6 +39,26 @@ int64_t kv_bytes_per_token(const ModelShape& shape, DType kv_type) {
     return 2 * shape.num_layers * row_bytes(kv_type, shape.kv_dim());
 }
 
+// As model/kv_groups.cc: one group of every layer unless sliding and full layers mix; then groups of the smaller
+// count's size.
+KvLayout kv_layout(const ModelShape& shape) {
+    KvLayout layout;
+    const int64_t sliding = shape.sliding_window > 0 ? shape.num_sliding_layers : 0, full = shape.num_layers - sliding;
+    if (sliding == 0 || full == 0) {
+        layout.layers_per_block = shape.num_layers;
+        layout.group_windows = {sliding > 0 ? static_cast<int>(shape.sliding_window) : 0};
+        return layout;
+    }
+    layout.layers_per_block = std::min(sliding, full);
+    const auto groups = [&](int64_t layers) {
+        return (layers + layout.layers_per_block - 1) / layout.layers_per_block;
+    };
+    layout.group_windows.assign(static_cast<size_t>(groups(full)), 0);
+    layout.group_windows.insert(layout.group_windows.end(), static_cast<size_t>(groups(sliding)),
+                                static_cast<int>(shape.sliding_window));
+    return layout;
+}
+
 int64_t workspace_bytes(const ModelShape& shape, int64_t batch_tokens) {
     const int64_t floats_per_token = 2 * shape.embedding_dim + 2 * shape.q_dim() + 2 * shape.kv_dim() +
                                      2 * shape.ffn_dim + shape.head_dim + shape.vocab_size;
@@ -67,13 +89,19 @@ ReplicaMemory replica_memory(const ModelShape& shape, const MemoryInputs& inputs
     const double usable = static_cast<double>(memory.free_bytes - memory.workspace_bytes) * (1.0 - inputs.headroom);
     memory.kv_budget_bytes =
         inputs.kv_budget_bytes.value_or(std::max<int64_t>(0, static_cast<int64_t>(std::floor(usable))));
-    memory.block_bytes = inputs.block_size * memory.kv_bytes_per_token;
+    const KvLayout layout = inputs.layout.group_windows.empty() ? kv_layout(shape) : inputs.layout;
+    const int64_t num_groups = static_cast<int64_t>(layout.group_windows.size());
+    memory.block_bytes = inputs.block_size * memory.kv_bytes_per_token * layout.layers_per_block / shape.num_layers;
     memory.kv_blocks = memory.kv_budget_bytes / memory.block_bytes;
-    memory.kv_capacity_tokens = memory.kv_blocks * inputs.block_size;
+    memory.kv_capacity_tokens = memory.kv_blocks / num_groups * inputs.block_size;  // as if every group held all
     memory.request_tokens = request_tokens;
-    memory.blocks_per_request = blocks_for_tokens(request_tokens, inputs.block_size);
-    const int64_t request_bytes = request_tokens * memory.kv_bytes_per_token;
-    memory.max_concurrent = memory.free_bytes > 0 ? memory.free_bytes / request_bytes : 0;
+    memory.blocks_per_request = kv::max_blocks_held(layout.group_windows, static_cast<int>(inputs.block_size),
+                                                    request_tokens, inputs.max_step_tokens);
+    // Theory counts bytes, not blocks: every position of every layer, or (with windows) the blocks held.
+    const bool windows = num_groups > 1 || layout.group_windows.front() > 0;
+    memory.request_bytes =
+        windows ? memory.blocks_per_request * memory.block_bytes : request_tokens * memory.kv_bytes_per_token;
+    memory.max_concurrent = memory.free_bytes > 0 ? memory.free_bytes / memory.request_bytes : 0;
     memory.recommended_concurrent = memory.kv_blocks / memory.blocks_per_request;
     return memory;
 }

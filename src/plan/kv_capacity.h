@@ -7,12 +7,16 @@
 //   KV budget            = (memory - weights - workspace) x (1 - headroom)
 //   KV blocks            = floor(KV budget / block bytes)
 //   blocks per request   = ceil(request tokens / block_size)
+// A model with sliding-window and full layers (Gemma 2/3) has KV groups (model/kv_groups.h): a block holds the
+// layers of one group, a full group holds every block of a request, a sliding group its window and a step's tokens
+// (kv::max_blocks_held).
 //   recommended requests = floor(KV blocks / blocks per request)
 //   theoretical requests = floor((memory - weights) / (request tokens x KV bytes per token))
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "base/status.h"
 #include "plan/device.h"
@@ -26,6 +30,13 @@ inline constexpr int64_t kDefaultBlockSize = 16;
 // KV cache types the planner sizes: plain floats and the 8/4/5-bit ggml block types.
 Status check_kv_type(const ModelShape& shape, DType kv_type);
 int64_t kv_bytes_per_token(const ModelShape& shape, DType kv_type);
+
+// How the engine lays out a model's KV blocks: layers a block holds and each group's window (0: full attention).
+struct KvLayout {
+    int64_t layers_per_block = 0;
+    std::vector<int> group_windows;
+};
+KvLayout kv_layout(const ModelShape& shape);
 
 // Scratch of one forward pass over `batch_tokens` tokens, as tern's CPU engine allocates it (f32 activations:
 // hidden and normed rows, q, k, v, attention output, gate and up, RoPE cos/sin, and a row of logits per token).
@@ -51,6 +62,7 @@ struct ReplicaMemory {
     int64_t kv_capacity_tokens = 0;  // kv_blocks x block_size
     int64_t request_tokens = 0;
     int64_t blocks_per_request = 0;
+    int64_t request_bytes = 0;   // KV of one request in theory: every position, or (with windows) its blocks
     int64_t max_concurrent = 0;  // theoretical: all free memory holds KV, no workspace, no headroom
     int64_t recommended_concurrent = 0;
 
@@ -65,6 +77,8 @@ struct MemoryInputs {
     int64_t workspace_bytes = 0;     // one device at tensor_parallel 1
     double headroom = 0.2;
     int64_t block_size = kDefaultBlockSize;
+    KvLayout layout;                  // kv_layout() of the model (empty: derived from the shape)
+    int64_t max_step_tokens = 512;    // tokens a step computes at most (a sliding group holds a step's tokens)
     // A KV budget given outright (per replica), as `tern serve` is given one; replaces the budget formula.
     std::optional<int64_t> kv_budget_bytes;
 };

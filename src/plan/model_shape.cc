@@ -84,6 +84,21 @@ Status read_json_int(const nlohmann::json& config, const char* key, const std::s
     return Status::ok();
 }
 
+// config.json's window: Gemma's and Mistral's sliding_window; Qwen2 configs carry one they switch off.
+void read_config_window(const nlohmann::json& config, ModelShape* shape) {
+    const auto window = config.find("sliding_window");
+    if (window == config.end() || !window->is_number_integer() || window->get<int64_t>() <= 0) return;
+    const auto use = config.find("use_sliding_window");
+    if (use != config.end() && use->is_boolean() && !use->get<bool>()) return;
+    if (shape->architecture.starts_with("qwen")) return;
+    shape->sliding_window = window->get<int64_t>();
+    const auto pattern = config.find("sliding_window_pattern");
+    const bool has_pattern = pattern != config.end() && pattern->is_number_integer();
+    shape->num_sliding_layers = count_sliding_layers(shape->architecture, shape->num_layers,
+                                                     has_pattern ? std::optional(pattern->get<int64_t>())
+                                                                 : std::nullopt);
+}
+
 Result<ModelShape> shape_from_config_object(const nlohmann::json& config, const std::string& label) {
     for (const char* key : {"num_local_experts", "num_experts", "n_routed_experts"}) {
         if (config.contains(key) && !config[key].is_null()) {
@@ -121,11 +136,20 @@ Result<ModelShape> shape_from_config_object(const nlohmann::json& config, const 
     TERN_RETURN_IF_ERROR(read_json_int(config, "moe_intermediate_size", label, false, &shape.expert_ffn_dim));
     TERN_RETURN_IF_ERROR(
         read_json_int(config, "shared_expert_intermediate_size", label, false, &shape.shared_expert_ffn_dim));
+    read_config_window(config, &shape);
     TERN_RETURN_IF_ERROR(validate_shape(shape, label));
     return shape;
 }
 
 }  // namespace
+
+int64_t count_sliding_layers(std::string_view architecture, int64_t num_layers, std::optional<int64_t> pattern) {
+    const int64_t every = pattern.value_or(architecture == "gemma2" ? 2 : architecture == "gemma3" ? 6 : 0);
+    if (every <= 0) return num_layers;
+    int64_t count = 0;
+    for (int64_t layer = 0; layer < num_layers; ++layer) count += layer % every < every - 1 ? 1 : 0;
+    return count;
+}
 
 Status validate_shape(const ModelShape& shape, std::string_view label) {
     const std::pair<const char*, int64_t> sizes[] = {
@@ -170,6 +194,8 @@ Result<ModelShape> model_shape_from_preset(std::string_view name) {
     shape.expert_ffn_dim = preset->expert_ffn_dim;
     shape.shared_expert_ffn_dim = preset->shared_expert_ffn_dim;
     shape.has_rope_freqs = preset->llama3_rope_scaling;
+    shape.sliding_window = preset->sliding_window;
+    if (shape.sliding_window > 0) shape.num_sliding_layers = count_sliding_layers(shape.architecture, shape.num_layers);
     TERN_RETURN_IF_ERROR(validate_shape(shape, shape.name));
     return shape;
 }
@@ -213,6 +239,11 @@ Result<ModelShape> model_shape_from_gguf(const std::string& path) {
     shape.expert_ffn_dim = file->get_int(prefix + "expert_feed_forward_length")
                                .value_or(shape.num_experts > 0 ? shape.ffn_dim : 0);
     shape.shared_expert_ffn_dim = file->get_int(prefix + "expert_shared_feed_forward_length").value_or(0);
+    shape.sliding_window = std::max<int64_t>(0, file->get_int(prefix + "attention.sliding_window").value_or(0));
+    if (shape.sliding_window > 0) {
+        shape.num_sliding_layers = count_sliding_layers(
+            shape.architecture, shape.num_layers, file->get_int(prefix + "attention.sliding_window_pattern"));
+    }
     add_file_bytes(*file, &shape);
     TERN_RETURN_IF_ERROR(validate_shape(shape, path));
     return shape;

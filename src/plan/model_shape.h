@@ -33,6 +33,10 @@ struct ModelShape {
     int64_t num_experts_used = 0;
     int64_t expert_ffn_dim = 0;
     int64_t shared_expert_ffn_dim = 0;  // Qwen2-MoE's shared expert, which every token runs
+    // Sliding-window layers (0: none): they attend to, and the engine keeps KV for, their last sliding_window
+    // positions only (model/kv_groups.h).
+    int64_t sliding_window = 0;
+    int64_t num_sliding_layers = 0;
 
     // Set for a GGUF only: what its tensors really hold.
     std::optional<int64_t> file_num_params;
@@ -44,6 +48,10 @@ struct ModelShape {
     int64_t q_dim() const { return num_heads * head_dim; }
     int64_t kv_dim() const { return num_kv_heads * head_dim; }
 };
+
+// How many of `num_layers` layers slide when a model of `architecture` has a window: every layer but each
+// `pattern`-th (gemma2: 2, gemma3: 6, as model/hparams.h's is_sliding_layer), or all (pattern 0: Mistral, Phi-3).
+int64_t count_sliding_layers(std::string_view architecture, int64_t num_layers, std::optional<int64_t> pattern = {});
 
 // Checks positive sizes and that query heads group evenly over KV heads; `label` names the source in errors.
 Status validate_shape(const ModelShape& shape, std::string_view label);

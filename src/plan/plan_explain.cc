@@ -1,8 +1,10 @@
 // The explanation lines of a plan: each formula written out with the numbers it used.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
+#include "plan/kv_capacity.h"
 #include "plan/plan_report.h"
 #include "plan/units.h"
 #include "synth/synth.h"
@@ -69,20 +71,28 @@ std::string kv_request_line(const Plan& plan) {
                              workload.lengths_source == "flags" ? "" : ", " + workload.lengths_source + " lengths");
     }
     const int64_t paged = plan.memory.blocks_per_request * plan.memory.block_bytes;
+    const ModelShape& model = plan.options.model;
+    const KvLayout layout = kv_layout(model);
+    const int64_t sliding = std::count_if(layout.group_windows.begin(), layout.group_windows.end(),
+                                          [](int window) { return window > 0; });
+    const std::string blocks =
+        sliding == 0 ? fmt::format("ceil({} / {})", plan.planning_tokens, plan.options.block_size)
+                     : fmt::format("{} KV groups of {} layers, {} of them sliding over {} tokens (window and a "
+                                   "{}-token step each)", layout.group_windows.size(), layout.layers_per_block,
+                                   sliding, model.sliding_window, plan.options.batch_tokens);
     return fmt::format(
-        "KV per request = {} tokens ({}) x {} B = {}; paged: ceil({} / {}) = {} blocks x {} = {}", plan.planning_tokens,
-        origin, plan.kv_bytes_per_token, format_bytes(static_cast<double>(plan.kv_bytes_per_request)),
-        plan.planning_tokens, plan.options.block_size, plan.memory.blocks_per_request,
-        format_bytes(static_cast<double>(plan.memory.block_bytes)), format_bytes(static_cast<double>(paged)));
+        "KV per request = {} tokens ({}) x {} B = {}; paged: {} = {} blocks x {} = {}", plan.planning_tokens, origin,
+        plan.kv_bytes_per_token, format_bytes(static_cast<double>(plan.kv_bytes_per_request)), blocks,
+        plan.memory.blocks_per_request, format_bytes(static_cast<double>(plan.memory.block_bytes)),
+        format_bytes(static_cast<double>(paged)));
 }
 
 void add_memory_lines(const Plan& plan, std::vector<std::string>* lines) {
     const ReplicaMemory& memory = plan.memory;
     const ModelShape& model = plan.options.model;
     const auto bytes = [](int64_t value) { return format_bytes(static_cast<double>(value)); };
-    const int64_t request_bytes = memory.request_tokens * memory.kv_bytes_per_token;
     lines->push_back(fmt::format("max concurrent (theory) = floor(({} - {} weights) / {} per request) = {}",
-                                 memory_term(plan), bytes(memory.weight_bytes), bytes(request_bytes),
+                                 memory_term(plan), bytes(memory.weight_bytes), bytes(memory.request_bytes),
                                  memory.max_concurrent));
     lines->push_back(
         fmt::format("workspace per device = {} batch tokens x 4 B x ({} + {} + {} + {} + {} + {} logits) = {}{}",

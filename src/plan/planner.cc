@@ -169,6 +169,8 @@ public:
         memory_inputs_.workspace_bytes = workspace_bytes(options.model, options.batch_tokens);
         memory_inputs_.headroom = options.headroom;
         memory_inputs_.block_size = options.block_size;
+        memory_inputs_.layout = kv_layout(options.model);
+        memory_inputs_.max_step_tokens = options.batch_tokens;
         memory_inputs_.kv_budget_bytes = options.kv_budget_bytes;
         const DeviceSpec& device = options.device;
         int8_ = is_integer_quantized(weights.type) && device.int8_ops > 0;

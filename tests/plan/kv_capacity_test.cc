@@ -1,8 +1,15 @@
 // The memory formulas, with the exact numbers of issue 7.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
+#include "formats/gguf.h"
+#include "model/hparams.h"
+#include "model/kv_groups.h"
 #include "plan/kv_capacity.h"
 #include "plan/planner.h"
+#include "synth/presets.h"
+#include "synth/synth.h"
 
 namespace tern::plan {
 namespace {
@@ -65,6 +72,39 @@ TEST(KvCapacity, BudgetBlocksAndCapacityFollowTheFormula) {
     EXPECT_EQ(memory.blocks_per_request, 63);
     EXPECT_EQ(memory.recommended_concurrent, memory.kv_blocks / 63);
     EXPECT_EQ(memory.max_concurrent, 10'000'000'000 / 524'288'000);
+}
+
+// A sliding-window model's KV groups are laid out as the engine lays them (model/kv_groups.h), and a request holds
+// its full groups' blocks for every position but its sliding groups' for a window and a step.
+TEST(KvCapacity, SlidingWindowModelsHoldTheirWindowOnly) {
+    ThreadPool pool(1);
+    for (const char* name : {"tiny-gemma2", "tiny-gemma3", "tiny-mistral", "tiny", "gemma3-1b", "gemma2-2b"}) {
+        SCOPED_TRACE(name);
+        std::optional<ModelPreset> synth = find_preset(name);
+        ASSERT_TRUE(shrink_preset(&*synth, 0, 512, 0).is_ok());  // a small vocabulary: the layers are what count
+        const std::string path = ::testing::TempDir() + "/kv-layout-" + name + ".gguf";
+        ASSERT_TRUE(write_synth_model(*synth, SynthOptions{DType::kQ8_0, 1}, path, &pool).is_ok());
+        auto file = GgufFile::open(path);
+        ASSERT_TRUE(file.is_ok());
+        const KvGroups engine = kv_groups_for(hparams_from_gguf(*file.value()).value());
+        const KvLayout plan = kv_layout(model_shape_from_gguf(path).value());
+        EXPECT_EQ(plan.layers_per_block, engine.layers_per_block);
+        EXPECT_EQ(plan.group_windows, engine.windows);
+        EXPECT_EQ(plan.group_windows, kv_layout(preset(name)).group_windows) << "preset and file agree";
+        std::filesystem::remove(path);
+    }
+    // Gemma 3 1B: 4 global layers, 22 sliding ones in 6 groups of 4; at 8,192 tokens and 512-token steps a request
+    // holds 512 blocks of the global group and 65 of each sliding group (511 + 512 positions, and one more block).
+    MemoryInputs inputs;
+    inputs.device_memory_bytes = 24'000'000'000;
+    inputs.weight_bytes = 1'000'000'000;
+    const ModelShape gemma = preset("gemma3-1b");
+    inputs.kv_bytes_per_token = kv_bytes_per_token(gemma, DType::kF16);
+    inputs.max_step_tokens = 512;
+    const ReplicaMemory memory = replica_memory(gemma, inputs, 1, 1, 8192);
+    EXPECT_EQ(kv_layout(gemma).layers_per_block, 4);
+    EXPECT_EQ(memory.block_bytes, 16 * inputs.kv_bytes_per_token * 4 / 26);
+    EXPECT_EQ(memory.blocks_per_request, 512 + 6 * 65);
 }
 
 TEST(KvCapacity, AGivenBudgetIsCutIntoWholeBlocks) {
