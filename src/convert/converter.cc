@@ -115,7 +115,22 @@ Result<std::vector<BoundTensor>> bind_tensors(const HfConfig& config, const Safe
     return bound;
 }
 
-void write_window_and_caps(const HfConfig& config, GgufWriter* writer);
+// The sliding window where the family attends through one (Qwen2 configs carry a sliding_window they switch off
+// with use_sliding_window: false, so qwen families are left out), Gemma 2's soft caps and Gemma 3's local RoPE base.
+void write_window_and_caps(const HfConfig& config, GgufWriter* writer) {
+    const std::string& arch = config.architecture;
+    const bool windowed = config.is_gemma() || arch == "phi3" || arch == "llama";
+    if (windowed && config.sliding_window > 0) {
+        writer->add_u32(arch + ".attention.sliding_window", static_cast<uint32_t>(config.sliding_window));
+    }
+    if (config.attn_logit_softcapping > 0) {
+        writer->add_f32(arch + ".attn_logit_softcapping", config.attn_logit_softcapping);
+    }
+    if (config.final_logit_softcapping > 0) {
+        writer->add_f32(arch + ".final_logit_softcapping", config.final_logit_softcapping);
+    }
+    if (config.rope_local_base_freq > 0) writer->add_f32(arch + ".rope.freq_base_swa", config.rope_local_base_freq);
+}
 
 void write_hparams(const HfConfig& config, const std::string& name, DType weight_type, GgufWriter* writer) {
     const std::string& arch = config.architecture;
@@ -148,22 +163,6 @@ void write_hparams(const HfConfig& config, const std::string& name, DType weight
     }
 }
 
-// The sliding window where the family attends through one (Qwen2 configs carry a sliding_window they switch off
-// with use_sliding_window: false, so qwen families are left out), Gemma 2's soft caps and Gemma 3's local RoPE base.
-void write_window_and_caps(const HfConfig& config, GgufWriter* writer) {
-    const std::string& arch = config.architecture;
-    const bool windowed = config.is_gemma() || arch == "phi3" || arch == "llama";
-    if (windowed && config.sliding_window > 0) {
-        writer->add_u32(arch + ".attention.sliding_window", static_cast<uint32_t>(config.sliding_window));
-    }
-    if (config.attn_logit_softcapping > 0) {
-        writer->add_f32(arch + ".attn_logit_softcapping", config.attn_logit_softcapping);
-    }
-    if (config.final_logit_softcapping > 0) {
-        writer->add_f32(arch + ".final_logit_softcapping", config.final_logit_softcapping);
-    }
-    if (config.rope_local_base_freq > 0) writer->add_f32(arch + ".rope.freq_base_swa", config.rope_local_base_freq);
-}
 
 void add_tensors(const HfConfig& config, const std::vector<BoundTensor>& bound, DType weight_type, GgufWriter* writer) {
     for (const BoundTensor& tensor : bound) {

@@ -33,6 +33,22 @@ Result<int> num_blocks_for_budget(uint64_t budget_bytes, uint64_t bytes_per_bloc
     return static_cast<int>(std::min<uint64_t>(num_blocks, INT_MAX));
 }
 
+KvGroupLayout kv_group_layout(int64_t num_full_layers, int64_t num_sliding_layers, int window) {
+    KvGroupLayout layout;
+    if (num_full_layers == 0 || num_sliding_layers == 0) {
+        layout.layers_per_block = num_full_layers + num_sliding_layers;
+        layout.group_windows = {num_sliding_layers > 0 ? window : 0};
+        return layout;
+    }
+    layout.layers_per_block = std::min(num_full_layers, num_sliding_layers);
+    const auto groups = [&](int64_t layers) {
+        return static_cast<size_t>((layers + layout.layers_per_block - 1) / layout.layers_per_block);
+    };
+    layout.group_windows.assign(groups(num_full_layers), 0);
+    layout.group_windows.insert(layout.group_windows.end(), groups(num_sliding_layers), window);
+    return layout;
+}
+
 int64_t max_blocks_held(std::span<const int> group_windows, int block_size, int64_t num_tokens,
                         int64_t max_step_tokens) {
     const int64_t all = (num_tokens + block_size - 1) / block_size;

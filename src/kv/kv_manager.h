@@ -40,6 +40,16 @@ struct KvCacheConfig {
 // fit in `budget_bytes`. Fails with kResourceExhausted when fewer than 2 fit (the null block plus one).
 Result<int> num_blocks_for_budget(uint64_t budget_bytes, uint64_t bytes_per_block);
 
+// How a model's layers share blocks (vLLM's KV cache groups): one group of every layer unless full-attention and
+// sliding-window layers mix; then each kind is cut into groups of the smaller count's size (Gemma 3 1B: 4 full
+// layers, 22 sliding ones in 6 groups of 4, the last with 2 slots unused), full groups first. A block holds
+// layers_per_block layers of one group; group_windows has one entry per group (0: full, else `window`).
+struct KvGroupLayout {
+    int64_t layers_per_block = 0;
+    std::vector<int> group_windows;
+};
+KvGroupLayout kv_group_layout(int64_t num_full_layers, int64_t num_sliding_layers, int window);
+
 // The most blocks one request of `num_tokens` computed tokens holds at once over KV groups of `group_windows`, when
 // a step computes at most `max_step_tokens` of its tokens: a full group holds every block, a sliding group the
 // window before a step's first query, that step's tokens and a block each end may share.

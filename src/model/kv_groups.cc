@@ -22,17 +22,24 @@ KvGroups kv_groups_for(const HParams& hparams) {
         (hparams.is_sliding_layer(layer) ? sliding : full).push_back(layer);
     }
     if (sliding.empty() || full.empty()) return single_kv_group(hparams);
+    const kv::KvGroupLayout layout = kv::kv_group_layout(static_cast<int64_t>(full.size()),
+                                                         static_cast<int64_t>(sliding.size()),
+                                                         static_cast<int>(hparams.sliding_window));
     KvGroups groups;
-    groups.layers_per_block = static_cast<int64_t>(std::min(sliding.size(), full.size()));
+    groups.windows = layout.group_windows;
+    groups.layers_per_block = layout.layers_per_block;
     groups.group_of_layer.resize(static_cast<size_t>(hparams.num_layers));
     groups.slot_of_layer.resize(static_cast<size_t>(hparams.num_layers));
+    // Full groups come first, then sliding ones; within a kind, layers fill each group's slots in order.
+    const int64_t num_full_groups = (static_cast<int64_t>(full.size()) + layout.layers_per_block - 1) /
+                                    layout.layers_per_block;
     for (const auto* layers : {&full, &sliding}) {
-        const int window = layers == &full ? 0 : static_cast<int>(hparams.sliding_window);
+        const int64_t first_group = layers == &full ? 0 : num_full_groups;
         for (size_t idx = 0; idx < layers->size(); ++idx) {
-            if (idx % static_cast<size_t>(groups.layers_per_block) == 0) groups.windows.push_back(window);
             const auto layer = static_cast<size_t>((*layers)[idx]);
-            groups.group_of_layer[layer] = static_cast<int32_t>(groups.windows.size() - 1);
-            groups.slot_of_layer[layer] = static_cast<int32_t>(idx % static_cast<size_t>(groups.layers_per_block));
+            const auto rank = static_cast<int64_t>(idx);
+            groups.group_of_layer[layer] = static_cast<int32_t>(first_group + rank / layout.layers_per_block);
+            groups.slot_of_layer[layer] = static_cast<int32_t>(rank % layout.layers_per_block);
         }
     }
     return groups;

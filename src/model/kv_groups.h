@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kv/kv_manager.h"
 #include "model/hparams.h"
 
 namespace tern {
@@ -21,8 +22,7 @@ struct KvGroups {
     int64_t num_groups() const { return static_cast<int64_t>(windows.size()); }
 };
 
-// The groups of `hparams`: the size is the smaller count of the two kinds (Gemma 3 1B: 4 global layers, 22 sliding
-// ones in 6 groups of 4, the last holding 2), as vLLM sizes them.
+// The groups of `hparams`, laid out by kv::kv_group_layout, each kind's layers in order.
 KvGroups kv_groups_for(const HParams& hparams);
 
 // One group of every layer, in order (what a cache without block tables per group holds): window 0, since a mixed

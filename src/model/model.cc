@@ -360,7 +360,8 @@ void Model::feed_forward_block(int64_t layer_idx, int64_t num_tokens, ThreadPool
     post_norm(layer.ffn_post_norm, num_tokens, pool);
 }
 
-// down(act(gate x) * up x) (act: SiLU or GELU) of the prepared input rows (`count` of them), `width` wide in between, into `out`.
+// down(act(gate x) * up x) (act: SiLU or GELU) of the prepared input rows (`count` of them), `width` wide in
+// between, into `out`.
 void Model::gated_ffn(const PackedWeights& gate, const PackedWeights& up, const PackedWeights& down, int64_t count,
                       int64_t width, float* out, ThreadPool* pool) {
     Workspace& ws = *workspace_;

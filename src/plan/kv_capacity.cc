@@ -39,24 +39,9 @@ int64_t kv_bytes_per_token(const ModelShape& shape, DType kv_type) {
     return 2 * shape.num_layers * row_bytes(kv_type, shape.kv_dim());
 }
 
-// As model/kv_groups.cc: one group of every layer unless sliding and full layers mix; then groups of the smaller
-// count's size.
 KvLayout kv_layout(const ModelShape& shape) {
-    KvLayout layout;
-    const int64_t sliding = shape.sliding_window > 0 ? shape.num_sliding_layers : 0, full = shape.num_layers - sliding;
-    if (sliding == 0 || full == 0) {
-        layout.layers_per_block = shape.num_layers;
-        layout.group_windows = {sliding > 0 ? static_cast<int>(shape.sliding_window) : 0};
-        return layout;
-    }
-    layout.layers_per_block = std::min(sliding, full);
-    const auto groups = [&](int64_t layers) {
-        return (layers + layout.layers_per_block - 1) / layout.layers_per_block;
-    };
-    layout.group_windows.assign(static_cast<size_t>(groups(full)), 0);
-    layout.group_windows.insert(layout.group_windows.end(), static_cast<size_t>(groups(sliding)),
-                                static_cast<int>(shape.sliding_window));
-    return layout;
+    const int64_t sliding = shape.sliding_window > 0 ? shape.num_sliding_layers : 0;
+    return kv::kv_group_layout(shape.num_layers - sliding, sliding, static_cast<int>(shape.sliding_window));
 }
 
 int64_t workspace_bytes(const ModelShape& shape, int64_t batch_tokens) {

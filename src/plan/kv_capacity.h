@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "kv/kv_manager.h"
 #include "plan/device.h"
 #include "plan/model_shape.h"
 #include "tensor/dtype.h"
@@ -31,11 +32,8 @@ inline constexpr int64_t kDefaultBlockSize = 16;
 Status check_kv_type(const ModelShape& shape, DType kv_type);
 int64_t kv_bytes_per_token(const ModelShape& shape, DType kv_type);
 
-// How the engine lays out a model's KV blocks: layers a block holds and each group's window (0: full attention).
-struct KvLayout {
-    int64_t layers_per_block = 0;
-    std::vector<int> group_windows;
-};
+// How the engine lays out a model's KV blocks (kv::kv_group_layout of its full and sliding layer counts).
+using KvLayout = kv::KvGroupLayout;
 KvLayout kv_layout(const ModelShape& shape);
 
 // Scratch of one forward pass over `batch_tokens` tokens, as tern's CPU engine allocates it (f32 activations:
