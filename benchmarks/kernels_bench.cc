@@ -92,6 +92,35 @@ void bench_matmul(benchmark::State& state, Isa isa, DType type, int64_t rows, in
                                                  benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
 
+// A mixture-of-experts decode step as Qwen3-30B-A3B's layers meet it: 128 experts' 768 x 2048 matrices (113 MB at
+// Q4_K, beyond L3), 8 of them chosen per token, one token each. Each expert is small (48 row groups), so the
+// prefetcher meets many short streams; GB/s counts the chosen experts' bytes.
+void bench_experts_from_memory(benchmark::State& state, Isa isa, DType type) {
+    const KernelTable* table = kernel_table(isa);
+    if (table == nullptr) {
+        state.SkipWithError("ISA not supported on this CPU");
+        return;
+    }
+    constexpr int64_t kExperts = 128, kUsed = 8, kRows = 768, kLength = 2048;
+    const Fixture& one = weights_fixture(type, kRows, kLength);
+    std::vector<PackedWeights> experts;
+    for (int64_t expert = 0; expert < kExperts; ++expert) experts.push_back(pack_weights(one.weights.view));
+    const std::vector<float> x = random_values(kLength);
+    std::vector<float> y(static_cast<size_t>(kRows)), scratch(static_cast<size_t>(kLength));
+    Activations activations;
+    uint32_t state_bits = 7;
+    for (auto _ : state) {
+        prepare_activations(*table, x.data(), 1, kLength, kLength, needs_q8_activations(experts[0]), &activations);
+        for (int64_t used = 0; used < kUsed; ++used) {
+            state_bits = state_bits * 1664525u + 1013904223u;
+            const PackedWeights& expert = experts[(state_bits >> 16) % kExperts];
+            matmul(*table, expert, activations, 0, expert.num_work_units(), y.data(), kRows, scratch.data());
+        }
+        benchmark::DoNotOptimize(y.data());
+    }
+    state.SetBytesProcessed(state.iterations() * kUsed * one.weights.view.row_stride * kRows);
+}
+
 // 8 query heads sharing one KV head, head dim 64, f32, f16 (the serving default) or q8_0 rows in blocks of 16 positions
 // as the model's paged cache holds them: one query over 512 cached positions, or (num_queries > 1) a prefill chunk of
 // that many queries ending there, through attention_queries.
@@ -215,6 +244,13 @@ void register_all() {
                         ->Unit(benchmark::kMillisecond);
                 }
             }
+        }
+        for (DType type : {DType::kQ4_K, DType::kQ6_K, DType::kQ8_0}) {
+            if (isa == Isa::kRef) break;
+            const std::string name = std::string("experts/") + isa_name(isa) + "/" + std::string(dtype_name(type)) +
+                                     "/8_of_128x768x2048/from_memory";
+            benchmark::RegisterBenchmark(name.c_str(), bench_experts_from_memory, isa, type)
+                ->Unit(benchmark::kMicrosecond);
         }
         for (bool consecutive : {true, false}) {
             const std::string name = std::string("attention/") + isa_name(isa) + "/8x64x1024/from_memory/" +

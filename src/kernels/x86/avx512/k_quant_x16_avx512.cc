@@ -81,13 +81,16 @@ struct Q5_KFormat {
     }
 };
 
+// With fewer than 8 (group, token) dots a sub-block's 8 vpdpbusd into one register would wait on each other's
+// latency; they then go into two chains (even and odd chunks), added at the end: the same integers.
 template <typename Format, int kGroups, int kTokens>
 inline void add_sub_block(const TileArgs& args, const uint8_t* const* super_blocks, const SubBlockScales* scales,
                           int64_t act_block, int sub_block, int64_t first_token, __m512 (&sums)[kGroups][kTokens]) {
+    constexpr int kChains = kGroups * kTokens < 8 ? 2 : 1;
     const Activations& activations = *args.activations;
     const int8_t* q = activations.q8.data() + first_token * activations.length + act_block * 32;
-    __m512i dots[kGroups][kTokens];
-    for (auto& row : dots) for (__m512i& dot : row) dot = _mm512_setzero_si512();
+    __m512i dots[kChains][kGroups][kTokens];
+    for (auto& chain : dots) for (auto& row : chain) for (__m512i& dot : row) dot = _mm512_setzero_si512();
 #pragma GCC unroll 8
     for (int k = 0; k < 8; ++k) {
         __m512i w[kGroups];
@@ -96,7 +99,9 @@ inline void add_sub_block(const TileArgs& args, const uint8_t* const* super_bloc
         }
         for (int t = 0; t < kTokens; ++t) {
             const __m512i a = broadcast_4_bytes(q + t * activations.length + 4 * k);
-            for (int g = 0; g < kGroups; ++g) dots[g][t] = _mm512_dpbusd_epi32(dots[g][t], w[g], a);
+            for (int g = 0; g < kGroups; ++g) {
+                dots[k % kChains][g][t] = _mm512_dpbusd_epi32(dots[k % kChains][g][t], w[g], a);
+            }
         }
     }
     for (int t = 0; t < kTokens; ++t) {
@@ -104,8 +109,24 @@ inline void add_sub_block(const TileArgs& args, const uint8_t* const* super_bloc
         const __m512 activation_sum =
             _mm512_set1_ps(static_cast<float>(activations.block_sum[static_cast<size_t>(block_idx)]));
         for (int g = 0; g < kGroups; ++g) {
-            sums[g][t] = _mm512_fmadd_ps(scales[g].scales[sub_block], _mm512_cvtepi32_ps(dots[g][t]), sums[g][t]);
+            __m512i dot = dots[0][g][t];
+            if constexpr (kChains == 2) dot = _mm512_add_epi32(dot, dots[1][g][t]);
+            sums[g][t] = _mm512_fmadd_ps(scales[g].scales[sub_block], _mm512_cvtepi32_ps(dot), sums[g][t]);
             sums[g][t] = _mm512_fnmadd_ps(scales[g].mins[sub_block], activation_sum, sums[g][t]);
+        }
+    }
+}
+
+// The hardware prefetcher lags a group's stream when the matrix is small (a mixture's 768-row experts: each
+// thread's range is a few groups), and falls behind on two interleaved ones; a super-block kPrefetchBytes ahead of
+// each group is asked for as this one is read. Prefetches past the weights' end never fault.
+constexpr int64_t kPrefetchBytes = 4096;
+
+template <typename Format, int kGroups>
+inline void prefetch_super_blocks(const uint8_t* const* super_blocks) {
+    for (int g = 0; g < kGroups; ++g) {
+        for (int64_t line = 0; line < (Format::kBlockBytes + 63) / 64; ++line) {
+            _mm_prefetch(reinterpret_cast<const char*>(super_blocks[g] + kPrefetchBytes + line * 64), _MM_HINT_T0);
         }
     }
 }
@@ -127,6 +148,7 @@ struct KQuantTiles {
                 super_blocks[g] = args.weights->group(group_idx + g) + super_idx * Format::kBlockBytes;
                 unpack_scales(super_blocks[g], &scales[g]);
             }
+            prefetch_super_blocks<Format, kGroups>(super_blocks);
             __m512 sums[kGroups][kTokens];
             for (auto& row : sums) for (__m512& sum : row) sum = _mm512_setzero_ps();
             for (int sub_block = 0; sub_block < 8; ++sub_block) {
