@@ -14,6 +14,7 @@
 #include "base/thread_pool.h"
 #include "formats/gguf.h"
 #include "kernels/kernels.h"
+#include "model/expert_rows.h"
 #include "model/hparams.h"
 #include "model/kv_cache.h"
 #include "model/kv_groups.h"
@@ -115,7 +116,17 @@ private:
     // mixture_of_experts.cc
     void expert_feed_forward(int64_t layer_idx, int64_t num_tokens, ThreadPool* pool);
     void route_tokens(int64_t num_tokens);
-    void run_expert(const LayerWeights& layer, int64_t expert, ThreadPool* pool);
+    // Consecutive batches of the step's experts (ExpertRows::batches) run together, their rows from first_row on.
+    struct ExpertWave {
+        std::span<const ExpertBatch> batches;
+        int64_t first_row;
+    };
+    void assign_expert_slots(const ExpertWave& wave);
+    void prepare_expert_inputs(const LayerWeights& layer, const ExpertWave& wave, ThreadPool* pool);
+    void expert_gate_up(const LayerWeights& layer, const ExpertWave& wave, ThreadPool* pool);
+    void expert_gated_products(const LayerWeights& layer, const ExpertWave& wave, ThreadPool* pool);
+    void expert_down(const LayerWeights& layer, const ExpertWave& wave, ThreadPool* pool);
+    void add_expert_outputs(int64_t num_tokens, const ExpertWave& wave, ThreadPool* pool);
     void run_shared_expert(const LayerWeights& layer, int64_t num_tokens, ThreadPool* pool);
     Status compute_outputs(const TokenBatch& batch, ThreadPool* pool, std::vector<float>* logits,
                            std::vector<float>* hidden);

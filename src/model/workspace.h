@@ -9,6 +9,7 @@
 
 #include "kernels/activations.h"
 #include "model/attention_split.h"
+#include "model/expert_rows.h"
 #include "model/hparams.h"
 #include "model/model.h"
 
@@ -16,11 +17,17 @@ namespace tern {
 
 struct Model::Workspace {
     std::vector<float> hidden, normed, q, k, v, attn_out, gate, up;
-    // A mixture of experts: router logits [token][expert], one expert's input and output rows, the layer's output.
-    std::vector<float> router_logits, expert_in, expert_out, expert_sum;
-    std::vector<std::vector<std::pair<int64_t, float>>> expert_tokens;  // by expert: (token, weight)
+    // A mixture of experts (mixture_of_experts.cc): router logits [token][expert]; a wave's gathered rows (at most
+    // expert_wave_rows): inputs [row][dim], gate, up and gated product [row][expert width], outputs [row][dim]; the
+    // layer's output [token][dim].
+    std::vector<float> router_logits, expert_in, expert_gate, expert_up, expert_out, expert_sum;
+    int64_t expert_wave_rows = 0;
+    ExpertRows expert_rows;                    // the step's (token, expert) pairs grouped by expert
     std::vector<int64_t> expert_order;         // one token's experts, best first
     std::vector<double> expert_probabilities;  // one token's softmax over the experts
+    std::vector<float> expert_weights;         // one token's chosen experts' weights, best first
+    std::vector<int64_t> expert_slots, expert_batches_by_size, expert_unit_begin;  // by batch of the wave
+    std::vector<kernels::Activations> expert_inputs, expert_hidden;  // by slot: a batch's prepared gate/up, down input
     std::vector<float> rope_cos, rope_sin;  // [token][pair]
     std::vector<float> sliding_rope_cos, sliding_rope_sin;  // Gemma 3's sliding layers' own (empty: the same)
     std::vector<float> row_scratch, scores;  // per thread
@@ -45,15 +52,7 @@ struct Model::Workspace {
             const int64_t widest = std::max({hp.ffn_dim, hp.expert_ffn_dim, hp.shared_expert_ffn_dim});
             gate.resize(size(widest));
             up.resize(size(widest));
-            if (hp.is_moe()) {
-                router_logits.resize(size(hp.num_experts));
-                expert_in.resize(size(hp.embedding_dim));
-                expert_out.resize(size(hp.embedding_dim));
-                expert_sum.resize(size(hp.embedding_dim));
-                expert_tokens.resize(static_cast<size_t>(hp.num_experts));
-                expert_order.resize(static_cast<size_t>(hp.num_experts));
-                expert_probabilities.resize(static_cast<size_t>(hp.num_experts));
-            }
+            if (hp.is_moe()) reserve_experts(hp, num_tokens);
             rope_cos.resize(size(hp.rope_dim / 2));
             rope_sin.resize(size(hp.rope_dim / 2));
             if (hp.rope_freq_base_sliding > 0.0f) {
@@ -75,6 +74,22 @@ struct Model::Workspace {
         if (block_pointers.size() < per_thread(block_pointers_size)) {
             block_pointers.resize(per_thread(block_pointers_size));
         }
+    }
+
+    // A step's num_tokens * num_experts_used rows run in waves of at most expert_wave_rows: all at once up to 4,096
+    // rows (decode, batched decode, short prefill), and at least num_tokens (any one expert's rows).
+    void reserve_experts(const HParams& hp, int64_t num_tokens) {
+        expert_wave_rows = std::max(num_tokens, std::min<int64_t>(num_tokens * hp.num_experts_used, 4096));
+        const auto rows = [&](int64_t width) { return static_cast<size_t>(expert_wave_rows * width); };
+        router_logits.resize(static_cast<size_t>(num_tokens * hp.num_experts));
+        expert_in.resize(rows(hp.embedding_dim));
+        expert_gate.resize(rows(hp.expert_ffn_dim));
+        expert_up.resize(rows(hp.expert_ffn_dim));
+        expert_out.resize(std::max(rows(hp.embedding_dim), static_cast<size_t>(num_tokens * hp.embedding_dim)));
+        expert_sum.resize(static_cast<size_t>(num_tokens * hp.embedding_dim));
+        expert_order.resize(static_cast<size_t>(hp.num_experts));
+        expert_probabilities.resize(static_cast<size_t>(hp.num_experts));
+        expert_weights.resize(static_cast<size_t>(hp.num_experts_used));
     }
 
     float* thread_row_scratch(int thread_idx) { return row_scratch.data() + thread_idx * row_scratch_size; }
