@@ -21,6 +21,7 @@ struct BenchModelOptions {
     int repetitions = 5;
     std::vector<int64_t> batch_sizes;
     int64_t depth = 0;
+    double warmup_seconds = 0.0;
     std::string kv_cache_type = "f16";
     bool measure_bandwidth = false;
     bool measure_peak = false;
@@ -100,12 +101,14 @@ Status run_bench_model(const BenchModelOptions& options) {
     bench.repetitions = options.repetitions;
     bench.batch_sizes = options.batch_sizes;
     bench.depth = options.depth;
+    bench.warmup_seconds = options.warmup_seconds;
     TERN_ASSIGN_OR_RETURN(bench.kv_type, parse_kv_type(options.kv_cache_type));
     TERN_ASSIGN_OR_RETURN(ModelBenchResult result, bench_model(*model, pool, bench));
     nlohmann::json report = {{"model", options.model_path}, {"model_bytes", weight_bytes(*model)},
                              {"threads", options.num_threads}, {"isa", kernels::isa_name(model->kernel_table().isa)},
                              {"repetitions", options.repetitions}, {"prompt_tokens", options.prompt_tokens},
                              {"generated_tokens", options.generated_tokens}, {"depth", options.depth},
+                             {"warmup_seconds", options.warmup_seconds},
                              {"kv_cache_type", options.kv_cache_type}, {"batched", nlohmann::json::array()}};
     if (options.prompt_tokens > 0) {
         report["pp_tokens_per_s"] = result.prefill_tokens_per_s.mean();
@@ -194,6 +197,9 @@ void register_bench_model(CLI::App& bench) {
     command->add_option("-d,--depth", options->depth,
                         "Cached positions before each test, as llama-bench's -d (untimed prefill of random tokens)")
         ->capture_default_str();
+    command->add_option("--warmup", options->warmup_seconds,
+                        "Untimed prefill and decode rounds for at least this many seconds first (default: one round)")
+        ->capture_default_str()->check(CLI::Range(0.0, 3600.0));
     command->add_option("--kv-cache-type", options->kv_cache_type, "KV element type: f16, q8_0 or f32")
         ->capture_default_str();
     command->add_flag("--membw", options->measure_bandwidth, "Also measure read bandwidth and report decode's share");

@@ -139,10 +139,19 @@ Result<ModelBenchResult> bench_model(Model& model, ThreadPool& pool, const Model
     TERN_RETURN_IF_ERROR(check_options(model, options));
     std::mt19937_64 generator(options.seed);
     ModelBenchResult result;
-    // Warm-up (untimed): faults the weights in and sizes the scratch buffers.
+    // Warm-up (untimed): faults the weights in and sizes the scratch buffers for the prefill and for decode. Freshly
+    // repacked weights can run slower for the first seconds after a load (on the 2-vCPU VM of docs/perf/
+    // architectures.md, a mixture's pp128 rose from 103 to 424 tokens/s over 12 s); --warmup waits that out.
     ModelBenchOptions warm_up = options;
     warm_up.depth = 0;
-    TERN_RETURN_IF_ERROR(time_decode(model, pool, warm_up, 1, 2, generator).status());
+    const Clock::time_point warm_up_start = Clock::now();
+    do {
+        if (options.prompt_tokens > 0) {
+            const std::vector<int32_t> prompt = random_tokens(options.prompt_tokens, model.hparams().vocab_size, generator);
+            TERN_RETURN_IF_ERROR(time_prefill(model, pool, warm_up, prompt, generator).status());
+        }
+        TERN_RETURN_IF_ERROR(time_decode(model, pool, warm_up, 1, 2, generator).status());
+    } while (seconds_since(warm_up_start) < options.warmup_seconds);
     for (int repetition = 0; repetition < options.repetitions; ++repetition) {
         if (options.prompt_tokens > 0) {
             const std::vector<int32_t> prompt = random_tokens(options.prompt_tokens, model.hparams().vocab_size, generator);

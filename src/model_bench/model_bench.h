@@ -29,6 +29,7 @@ struct ModelBenchOptions {
     int64_t depth = 0;                  // positions already in the KV cache before each test (untimed prefill)
     KvType kv_type = KvType::kF16;      // as llama-bench's and the engine's default
     uint64_t seed = 1;                  // of the random token ids
+    double warmup_seconds = 0.0;        // untimed prefill + decode rounds for at least this long (one at least)
 };
 
 struct ModelBenchResult {
