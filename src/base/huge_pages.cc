@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -35,6 +36,26 @@ std::shared_ptr<uint8_t> allocate_large(size_t bytes) {
     std::memset(reinterpret_cast<void*>(start), 0, size);
     return std::shared_ptr<uint8_t>(reinterpret_cast<uint8_t*>(start),
                                     [size](uint8_t* pointer) { ::munmap(pointer, size); });
+}
+
+std::shared_ptr<uint8_t> HugePageArena::allocate(size_t bytes) {
+    constexpr size_t kLargestBuffer = size_t{64} << 20;
+    bytes = round_up(bytes == 0 ? 1 : bytes, 64);
+    if (bytes >= kLargestBuffer / 2) return allocate_large(bytes);  // large enough for huge pages of its own
+    if (used_ + bytes > capacity_) {
+        const size_t next = std::min(kLargestBuffer, std::max(kHugePage, 2 * capacity_));
+        const size_t size = std::max(next, round_up(bytes, kHugePage));
+        buffer_ = allocate_large(size);
+        if (buffer_ == nullptr) {
+            capacity_ = used_ = 0;
+            return nullptr;
+        }
+        capacity_ = size;
+        used_ = 0;
+    }
+    std::shared_ptr<uint8_t> piece(buffer_, buffer_.get() + used_);
+    used_ += bytes;
+    return piece;
 }
 
 }  // namespace tern

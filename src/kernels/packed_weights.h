@@ -73,4 +73,10 @@ WeightLayout packed_layout_for(DType type);
 // row-major view.
 PackedWeights pack_weights(const MatrixView& view, bool enable = true);
 
+// The bytes pack_weights(view, enable) holds (0: the view stays row-major), rounded up to a multiple of 64.
+int64_t packed_bytes(const MatrixView& view, bool enable = true);
+// As pack_weights, into `destination` (packed_bytes(view) bytes, 64-byte aligned; null: an allocation of its own):
+// a mixture's experts, each under 2 MiB, share one buffer on huge pages.
+PackedWeights pack_weights(const MatrixView& view, bool enable, std::shared_ptr<uint8_t> destination);
+
 }  // namespace tern::kernels

@@ -17,8 +17,17 @@ public:
     Status matrix(const std::string& name, int64_t row_length, int64_t num_rows, PackedWeights* out) {
         MatrixView view;
         TERN_RETURN_IF_ERROR(matrix_view(name, row_length, num_rows, &view));
-        *out = kernels::pack_weights(view, repack_);
+        *out = pack(view);
         return Status::ok();
+    }
+
+    // The matrix repacked for the int8 kernels when its type has a packed layout, into the arena: every packed
+    // matrix on huge pages, those under 2 MiB included. Alone those sat on 4 KiB pages: loading a 3.2 GB mixture
+    // (3,072 experts of 0.9 MB) faulted in each page, and its decode ran at 60% of the read bandwidth for a TLB
+    // miss per 4 KiB read, 101% after (scripts/bench-architectures, docs/perf/architectures.md).
+    PackedWeights pack(const MatrixView& view) {
+        const int64_t bytes = kernels::packed_bytes(view, repack_);
+        return kernels::pack_weights(view, repack_, bytes > 0 ? arena_.allocate(static_cast<size_t>(bytes)) : nullptr);
     }
 
     Status matrix_view(const std::string& name, int64_t row_length, int64_t num_rows, MatrixView* out) {
@@ -43,7 +52,7 @@ public:
         for (const auto& [rows, out] : parts) {
             const MatrixView view{whole.type, whole.data + first_row * whole.row_stride, row_length, rows,
                                   whole.row_stride};
-            *out = kernels::pack_weights(view, repack_);
+            *out = pack(view);
             first_row += rows;
         }
         return Status::ok();
@@ -62,8 +71,7 @@ public:
         TERN_RETURN_IF_ERROR(computable(*info));
         const int64_t stride = row_bytes(info->type, row_length);
         for (int64_t expert = 0; expert < count; ++expert) {
-            const MatrixView view{info->type, info->data + expert * num_rows * stride, row_length, num_rows, stride};
-            out->push_back(kernels::pack_weights(view, repack_));
+            out->push_back(pack({info->type, info->data + expert * num_rows * stride, row_length, num_rows, stride}));
         }
         return Status::ok();
     }
@@ -108,6 +116,7 @@ private:
     const GgufFile& file_;
     const HParams& hparams_;
     bool repack_;
+    HugePageArena arena_;
 };
 
 // Phi-3: q, k and v stacked in attn_qkv, the gate and up halves of the feed-forward stacked in ffn_up (gate first, as

@@ -139,9 +139,10 @@ Result<ModelBenchResult> bench_model(Model& model, ThreadPool& pool, const Model
     TERN_RETURN_IF_ERROR(check_options(model, options));
     std::mt19937_64 generator(options.seed);
     ModelBenchResult result;
-    // Warm-up (untimed): faults the weights in and sizes the scratch buffers for the prefill and for decode. Freshly
-    // repacked weights can run slower for the first seconds after a load (on the 2-vCPU VM of docs/perf/
-    // architectures.md, a mixture's pp128 rose from 103 to 424 tokens/s over 12 s); --warmup waits that out.
+    // Warm-up (untimed): faults the weights in and sizes the scratch buffers for the prefill and for decode.
+    // --warmup runs it for longer: memory that runs slower for a while after the load (a mixture's experts on 4 KiB
+    // pages rose from 103 to 424 prefill tokens/s over 12 s on the 2-vCPU VM; on huge pages they run at speed
+    // from the start) can be waited out and told apart from the steady state.
     ModelBenchOptions warm_up = options;
     warm_up.depth = 0;
     const Clock::time_point warm_up_start = Clock::now();

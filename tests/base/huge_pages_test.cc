@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace tern {
 namespace {
@@ -60,6 +62,32 @@ TEST(AllocateLarge, GetsHugePagesWhereTheKernelGrantsThem) {
     ASSERT_GE(huge_kib, 0) << "no mapping holds the buffer";
     if (huge_kib == 0) GTEST_SKIP() << "the kernel gave no huge page now (fragmented memory?)";
     EXPECT_GE(huge_kib, 2048);
+}
+
+// Pieces are 64-byte aligned, zeroed, disjoint, inside huge-page buffers, and outlive the arena.
+TEST(HugePageArena, PiecesAreAlignedZeroedAndDisjoint) {
+    std::vector<std::pair<std::shared_ptr<uint8_t>, size_t>> pieces;
+    {
+        HugePageArena arena;
+        for (size_t bytes : {size_t{1}, size_t{100}, kMiB - 7, 3 * kMiB, size_t{64}, 900 * size_t{1000}, 40 * kMiB}) {
+            for (int repeat = 0; repeat < 3; ++repeat) {
+                std::shared_ptr<uint8_t> piece = arena.allocate(bytes);
+                ASSERT_NE(piece, nullptr);
+                EXPECT_EQ(reinterpret_cast<uintptr_t>(piece.get()) % 64, 0u) << bytes;
+                for (size_t idx = 0; idx < bytes; idx += 4093) ASSERT_EQ(piece.get()[idx], 0) << bytes;
+                ASSERT_EQ(piece.get()[bytes - 1], 0);
+                pieces.emplace_back(std::move(piece), bytes);
+            }
+        }
+    }
+    for (size_t i = 0; i < pieces.size(); ++i) {  // each piece written with its own value, then all read back
+        std::memset(pieces[i].first.get(), static_cast<int>(i + 1), pieces[i].second);
+    }
+    for (size_t i = 0; i < pieces.size(); ++i) {
+        const auto [piece, bytes] = pieces[i];
+        EXPECT_EQ(piece.get()[0], static_cast<uint8_t>(i + 1));
+        EXPECT_EQ(piece.get()[bytes - 1], static_cast<uint8_t>(i + 1)) << "piece " << i << " overlaps the next";
+    }
 }
 
 }  // namespace
