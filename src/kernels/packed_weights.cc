@@ -153,10 +153,24 @@ void pack_q5_k_block(const BlockQ5_K& block, int64_t lane, uint8_t* group_block)
     }
 }
 
-// `values_per_block` columns of one row go into each `block_bytes` group-block.
+// A packed layout's (values, bytes) per group-block.
+std::pair<int64_t, int64_t> group_block_shape(WeightLayout layout) {
+    switch (layout) {
+        case WeightLayout::kQ4_0x16: return {kQK, kQ4_0x16BlockBytes};
+        case WeightLayout::kQ8_0x16: return {kQK, kQ8_0x16BlockBytes};
+        case WeightLayout::kQ4_Kx16: return {kQK_K, kQ4_Kx16BlockBytes};
+        case WeightLayout::kQ5_Kx16: return {kQK_K, kQ5_Kx16BlockBytes};
+        case WeightLayout::kQ6_Kx16: return {kQK_K, kQ6_Kx16BlockBytes};
+        case WeightLayout::kRowMajor: break;
+    }
+    return {1, 0};
+}
+
+// The layout's `values_per_block` columns of one row go into each `block_bytes` group-block.
 template <typename Block, typename PackFn>
-PackedWeights pack_interleaved(const MatrixView& view, WeightLayout layout, int64_t values_per_block,
-                               int64_t block_bytes, PackFn pack_block, std::shared_ptr<uint8_t> destination) {
+PackedWeights pack_interleaved(const MatrixView& view, WeightLayout layout, PackFn pack_block,
+                               std::shared_ptr<uint8_t> destination) {
+    const auto [values_per_block, block_bytes] = group_block_shape(layout);
     PackedWeights packed;
     packed.view = view;
     packed.layout = layout;
@@ -204,23 +218,6 @@ WeightLayout packed_layout_for(DType type) {
     }
 }
 
-namespace {
-
-// A packed layout's (values, bytes) per group-block.
-std::pair<int64_t, int64_t> group_block_shape(WeightLayout layout) {
-    switch (layout) {
-        case WeightLayout::kQ4_0x16: return {kQK, kQ4_0x16BlockBytes};
-        case WeightLayout::kQ8_0x16: return {kQK, kQ8_0x16BlockBytes};
-        case WeightLayout::kQ4_Kx16: return {kQK_K, kQ4_Kx16BlockBytes};
-        case WeightLayout::kQ5_Kx16: return {kQK_K, kQ5_Kx16BlockBytes};
-        case WeightLayout::kQ6_Kx16: return {kQK_K, kQ6_Kx16BlockBytes};
-        case WeightLayout::kRowMajor: break;
-    }
-    return {1, 0};
-}
-
-}  // namespace
-
 int64_t packed_bytes(const MatrixView& view, bool enable) {
     const WeightLayout layout = enable ? packed_layout_for(view.type) : WeightLayout::kRowMajor;
     const auto [values_per_block, block_bytes] = group_block_shape(layout);
@@ -229,27 +226,25 @@ int64_t packed_bytes(const MatrixView& view, bool enable) {
     return (bytes + 63) / 64 * 64;
 }
 
-PackedWeights pack_weights(const MatrixView& view, bool enable) { return pack_weights(view, enable, nullptr); }
-
 PackedWeights pack_weights(const MatrixView& view, bool enable, std::shared_ptr<uint8_t> destination) {
     const WeightLayout layout = enable ? packed_layout_for(view.type) : WeightLayout::kRowMajor;
     if (layout == WeightLayout::kQ4_0x16) {
-        return pack_interleaved<BlockQ4_0>(view, layout, kQK, kQ4_0x16BlockBytes, pack_q4_0_block, destination);
+        return pack_interleaved<BlockQ4_0>(view, layout, pack_q4_0_block, std::move(destination));
     }
     if (layout == WeightLayout::kQ8_0x16 && view.type == DType::kQ5_0) {
-        return pack_interleaved<BlockQ5_0>(view, layout, kQK, kQ8_0x16BlockBytes, pack_q5_0_block, destination);
+        return pack_interleaved<BlockQ5_0>(view, layout, pack_q5_0_block, std::move(destination));
     }
     if (layout == WeightLayout::kQ8_0x16) {
-        return pack_interleaved<BlockQ8_0>(view, layout, kQK, kQ8_0x16BlockBytes, pack_q8_0_block, destination);
+        return pack_interleaved<BlockQ8_0>(view, layout, pack_q8_0_block, std::move(destination));
     }
     if (layout == WeightLayout::kQ4_Kx16) {
-        return pack_interleaved<BlockQ4_K>(view, layout, kQK_K, kQ4_Kx16BlockBytes, pack_q4_k_block, destination);
+        return pack_interleaved<BlockQ4_K>(view, layout, pack_q4_k_block, std::move(destination));
     }
     if (layout == WeightLayout::kQ5_Kx16) {
-        return pack_interleaved<BlockQ5_K>(view, layout, kQK_K, kQ5_Kx16BlockBytes, pack_q5_k_block, destination);
+        return pack_interleaved<BlockQ5_K>(view, layout, pack_q5_k_block, std::move(destination));
     }
     if (layout == WeightLayout::kQ6_Kx16) {
-        return pack_interleaved<BlockQ6_K>(view, layout, kQK_K, kQ6_Kx16BlockBytes, pack_q6_k_block, destination);
+        return pack_interleaved<BlockQ6_K>(view, layout, pack_q6_k_block, std::move(destination));
     }
     PackedWeights packed;
     packed.view = view;

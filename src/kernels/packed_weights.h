@@ -69,14 +69,13 @@ struct PackedWeights {
 // The layout pack_weights gives a matrix of `type` (row-major when it is not repacked).
 WeightLayout packed_layout_for(DType type);
 
-// Repacks Q4_0, Q8_0, Q5_0 (as Q8_0x16), Q4_K, Q5_K and Q6_K matrices; any other type (or `enable` false) keeps the
-// row-major view.
-PackedWeights pack_weights(const MatrixView& view, bool enable = true);
-
 // The bytes pack_weights(view, enable) holds (0: the view stays row-major), rounded up to a multiple of 64.
 int64_t packed_bytes(const MatrixView& view, bool enable = true);
-// As pack_weights, into `destination` (packed_bytes(view) bytes, 64-byte aligned; null: an allocation of its own):
-// a mixture's experts, each under 2 MiB, share one buffer on huge pages.
-PackedWeights pack_weights(const MatrixView& view, bool enable, std::shared_ptr<uint8_t> destination);
+
+// Repacks Q4_0, Q8_0, Q5_0 (as Q8_0x16), Q4_K, Q5_K and Q6_K matrices; any other type (or `enable` false) keeps the
+// row-major view. Into `destination` when given (packed_bytes(view) bytes, 64-byte aligned: the weight loader's
+// HugePageArena puts matrices under 2 MiB on huge pages), else into an allocation of its own.
+PackedWeights pack_weights(const MatrixView& view, bool enable = true,
+                           std::shared_ptr<uint8_t> destination = nullptr);
 
 }  // namespace tern::kernels

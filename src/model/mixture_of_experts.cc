@@ -14,6 +14,7 @@
 #include <span>
 
 #include "model/model.h"
+#include "model/work_segments.h"
 #include "model/workspace.h"
 
 namespace tern {
@@ -31,30 +32,18 @@ void prepare_rows(const kernels::KernelTable& table, const float* rows, int64_t 
     kernels::quantize_activation_rows(table, 0, count, out);
 }
 
-// Calls fn(batch, unit_begin, unit_end) for each batch's part of [begin, end), where batch b owns units
-// [unit_begin[b], unit_begin[b + 1]).
-template <typename Fn>
-void for_each_batch_part(const std::vector<int64_t>& unit_begin, int64_t begin, int64_t end, Fn&& fn) {
-    auto batch = static_cast<size_t>(std::upper_bound(unit_begin.begin(), unit_begin.end(), begin) -
-                                     unit_begin.begin() - 1);
-    for (; batch + 1 < unit_begin.size() && unit_begin[batch] < end; ++batch) {
-        const int64_t part_begin = std::max(begin, unit_begin[batch]) - unit_begin[batch];
-        const int64_t part_end = std::min(end, unit_begin[batch + 1]) - unit_begin[batch];
-        if (part_begin < part_end) fn(batch, part_begin, part_end);
-    }
-}
-
 // One parallel loop over the work units of every batch of a wave laid end to end, batch b owning
 // units_of(batch) of them: fn(b, unit_begin, unit_end, thread_idx) for each batch's part of each thread's range.
 template <typename UnitsOf, typename Fn>
-void for_each_wave_unit(std::span<const ExpertBatch> wave_batches, std::vector<int64_t>* unit_begin,
-                        ThreadPool* pool, UnitsOf&& units_of, Fn&& fn) {
-    unit_begin->assign(1, 0);
-    for (const ExpertBatch& batch : wave_batches) unit_begin->push_back(unit_begin->back() + units_of(batch));
-    pool->parallel_for_dynamic(unit_begin->back(), [&](int64_t begin, int64_t end, int thread_idx) {
-        for_each_batch_part(*unit_begin, begin, end, [&](size_t idx, int64_t part_begin, int64_t part_end) {
-            fn(idx, part_begin, part_end, thread_idx);
-        });
+void for_each_wave_unit(std::span<const ExpertBatch> wave_batches, ThreadPool* pool, UnitsOf&& units_of, Fn&& fn) {
+    const auto batch_units = [&](size_t idx) { return units_of(wave_batches[idx]); };
+    int64_t num_units = 0;
+    for (size_t idx = 0; idx < wave_batches.size(); ++idx) num_units += batch_units(idx);
+    pool->parallel_for_dynamic(num_units, [&](int64_t begin, int64_t end, int thread_idx) {
+        for_each_segment_part(wave_batches.size(), batch_units, begin, end,
+                              [&](size_t idx, int64_t part_begin, int64_t part_end) {
+                                  fn(idx, part_begin, part_end, thread_idx);
+                              });
     });
 }
 
@@ -167,7 +156,7 @@ void Model::expert_gate_up(const LayerWeights& layer, const ExpertWave& wave, Th
     const auto gate = [&](const ExpertBatch& batch) -> const PackedWeights& { return of(layer.expert_gate, batch); };
     const auto up = [&](const ExpertBatch& batch) -> const PackedWeights& { return of(layer.expert_up, batch); };
     for_each_wave_unit(
-        wave.batches, &ws.expert_unit_begin, pool,
+        wave.batches, pool,
         [&](const ExpertBatch& batch) { return gate(batch).num_work_units() + up(batch).num_work_units(); },
         [&](size_t idx, int64_t part_begin, int64_t part_end, int thread_idx) {
             const ExpertBatch& batch = wave.batches[idx];
@@ -210,7 +199,7 @@ void Model::expert_down(const LayerWeights& layer, const ExpertWave& wave, Threa
     Workspace& ws = *workspace_;
     const int64_t dim = hparams_.embedding_dim;
     for_each_wave_unit(
-        wave.batches, &ws.expert_unit_begin, pool,
+        wave.batches, pool,
         [&](const ExpertBatch& batch) { return of(layer.expert_down, batch).num_work_units(); },
         [&](size_t idx, int64_t part_begin, int64_t part_end, int thread_idx) {
             const ExpertBatch& batch = wave.batches[idx];

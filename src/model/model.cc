@@ -8,6 +8,7 @@
 
 #include "base/fp16.h"
 
+#include "model/work_segments.h"
 #include "model/workspace.h"
 #include "quant/dequantize.h"
 #include "quant/quantize.h"
@@ -110,18 +111,14 @@ void Model::matmuls(std::initializer_list<MatmulOutput> outputs, ThreadPool* poo
             << "matmul input not quantized";
         num_units += output.weights->num_work_units();
     }
+    const auto units_of = [&](size_t idx) { return outputs.begin()[idx].weights->num_work_units(); };
     pool->parallel_for_dynamic(num_units, [&](int64_t begin, int64_t end, int thread_idx) {
-        int64_t first_unit = 0;
-        for (const MatmulOutput& output : outputs) {
-            const PackedWeights& weights = *output.weights;
-            const int64_t part_begin = std::max(begin, first_unit) - first_unit;
-            const int64_t part_end = std::min(end, first_unit + weights.num_work_units()) - first_unit;
-            if (part_begin < part_end) {
-                kernels::matmul(*kernels_, weights, ws.activations, part_begin, part_end, output.y,
-                                weights.view.num_rows, ws.thread_row_scratch(thread_idx));
-            }
-            first_unit += weights.num_work_units();
-        }
+        const auto run_part = [&](size_t idx, int64_t part_begin, int64_t part_end) {
+            const MatmulOutput& output = outputs.begin()[idx];
+            kernels::matmul(*kernels_, *output.weights, ws.activations, part_begin, part_end, output.y,
+                            output.weights->view.num_rows, ws.thread_row_scratch(thread_idx));
+        };
+        for_each_segment_part(outputs.size(), units_of, begin, end, run_part);
     });
 }
 

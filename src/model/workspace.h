@@ -26,7 +26,7 @@ struct Model::Workspace {
     std::vector<int64_t> expert_order;         // one token's experts, best first
     std::vector<double> expert_probabilities;  // one token's softmax over the experts
     std::vector<float> expert_weights;         // one token's chosen experts' weights, best first
-    std::vector<int64_t> expert_slots, expert_batches_by_size, expert_unit_begin;  // by batch of the wave
+    std::vector<int64_t> expert_slots, expert_batches_by_size;  // by batch of the wave
     std::vector<kernels::Activations> expert_inputs, expert_hidden;  // by slot: a batch's prepared gate/up, down input
     std::vector<float> rope_cos, rope_sin;  // [token][pair]
     std::vector<float> sliding_rope_cos, sliding_rope_sin;  // Gemma 3's sliding layers' own (empty: the same)

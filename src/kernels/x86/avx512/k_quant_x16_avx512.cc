@@ -117,19 +117,9 @@ inline void add_sub_block(const TileArgs& args, const uint8_t* const* super_bloc
     }
 }
 
-// The hardware prefetcher lags a group's stream when the matrix is small (a mixture's 768-row experts: each
-// thread's range is a few groups), and falls behind on two interleaved ones; a super-block kPrefetchBytes ahead of
-// each group is asked for as this one is read. Prefetches past the weights' end never fault.
+// How far ahead of each group's super-block the tiles prefetch (packed_tile.h's prefetch_lines): the prefetcher
+// lagged a mixture's 768-row experts, each thread's range a few groups (4096 measured best of 1-6 KiB).
 constexpr int64_t kPrefetchBytes = 4096;
-
-template <typename Format, int kGroups>
-inline void prefetch_super_blocks(const uint8_t* const* super_blocks) {
-    for (int g = 0; g < kGroups; ++g) {
-        for (int64_t line = 0; line < (Format::kBlockBytes + 63) / 64; ++line) {
-            _mm_prefetch(reinterpret_cast<const char*>(super_blocks[g] + kPrefetchBytes + line * 64), _MM_HINT_T0);
-        }
-    }
-}
 
 // The micro-kernel table entries for TiledMatmul (packed_tile.h).
 template <typename Format>
@@ -148,7 +138,7 @@ struct KQuantTiles {
                 super_blocks[g] = args.weights->group(group_idx + g) + super_idx * Format::kBlockBytes;
                 unpack_scales(super_blocks[g], &scales[g]);
             }
-            prefetch_super_blocks<Format, kGroups>(super_blocks);
+            for (int g = 0; g < kGroups; ++g) prefetch_lines(super_blocks[g] + kPrefetchBytes, Format::kBlockBytes);
             __m512 sums[kGroups][kTokens];
             for (auto& row : sums) for (__m512& sum : row) sum = _mm512_setzero_ps();
             for (int sub_block = 0; sub_block < 8; ++sub_block) {

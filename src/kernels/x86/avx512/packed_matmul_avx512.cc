@@ -123,12 +123,7 @@ struct TileArgs {
 // end of the weights are harmless (they never fault).
 template <typename Format, int kGroups>
 inline void prefetch_blocks(const uint8_t* block, int64_t group_bytes) {
-    for (int g = 0; g < kGroups; ++g) {
-        for (int64_t line = 0; line < (Format::kBlockBytes + 63) / 64; ++line) {
-            _mm_prefetch(reinterpret_cast<const char*>(block + g * group_bytes + kPrefetchBytes + line * 64),
-                         _MM_HINT_T0);
-        }
-    }
+    for (int g = 0; g < kGroups; ++g) prefetch_lines(block + g * group_bytes + kPrefetchBytes, Format::kBlockBytes);
 }
 
 // d_w * (dot - offset_sum) [+ partial]: one block's share of a span's partial sums.

@@ -25,6 +25,15 @@ inline __m512i broadcast_4_bytes(const int8_t* source) {
     return _mm512_set1_epi32(value);
 }
 
+// Asks for the cache lines of [first, first + bytes): the tile kernels call it a fixed distance ahead of the weights
+// they read, where the hardware prefetcher lags (short streams such as a mixture's experts, or several groups read
+// interleaved). A prefetch past the weights' end never faults.
+inline void prefetch_lines(const uint8_t* first, int64_t bytes) {
+    for (int64_t line = 0; line < (bytes + 63) / 64; ++line) {
+        _mm_prefetch(reinterpret_cast<const char*>(first + line * 64), _MM_HINT_T0);
+    }
+}
+
 // Values 4k..4k+3 (k < 4) or 16 + 4(k - 4).. of a 32-value block's 16 rows in the Q4_0x16 nibble layout: nibble
 // vector k % 4, low or high nibbles (the 64 bytes are loaded twice rather than held in a register).
 inline __m512i nibble_chunk(const uint8_t* nibbles, int k) {

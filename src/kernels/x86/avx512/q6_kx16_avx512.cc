@@ -110,6 +110,7 @@ inline void add_block(const TileArgs& args, const uint8_t* const* super_blocks, 
     }
 }
 
+// How far ahead of each group's super-block the tiles prefetch, as the K-quant tiles (k_quant_x16_avx512.cc).
 constexpr int64_t kTilePrefetchBytes = 4096;
 
 // The micro-kernel table entries for TiledMatmul (packed_tile.h).
@@ -127,12 +128,7 @@ struct Q6_KTiles {
             for (int g = 0; g < kGroups; ++g) {
                 super_blocks[g] = args.weights->group(group_idx + g) + super_idx * kQ6_Kx16BlockBytes;
                 sub_block_scales(super_blocks[g], scales[g]);
-                // As the K-quant tiles (k_quant_x16_avx512.cc): the prefetcher lags short streams such as a
-                // mixture's experts. Past the weights' end a prefetch never faults.
-                for (int line = 0; line < (kQ6_Kx16BlockBytes + 63) / 64; ++line) {
-                    _mm_prefetch(reinterpret_cast<const char*>(super_blocks[g] + kTilePrefetchBytes + 64 * line),
-                                 _MM_HINT_T0);
-                }
+                prefetch_lines(super_blocks[g] + kTilePrefetchBytes, kQ6_Kx16BlockBytes);
             }
             __m512 sums[kGroups][kTokens];
             for (auto& row : sums) for (__m512& sum : row) sum = _mm512_setzero_ps();
