@@ -28,7 +28,8 @@ Status run_bench_engine(BenchEngineOptions options) {
     options.bench.workload.input = bench::LengthSpec::fixed(options.input_len, options.range_ratio);
     options.bench.workload.output = bench::LengthSpec::fixed(options.output_len, options.range_ratio);
     TERN_RETURN_IF_ERROR(bench::validate(options.bench.workload.input, "--input-len"));
-    TERN_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::load(options.model_path));
+    TERN_ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
+                          Model::load(options.model_path, {.context_length = config.max_model_len}));
     ThreadPool pool(options.num_threads);
     TERN_ASSIGN_OR_RETURN(std::unique_ptr<engine::Engine> engine, engine::Engine::create(*model, pool, config));
     log_info("{}", engine->capacity().describe());

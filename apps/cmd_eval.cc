@@ -48,9 +48,16 @@ int64_t file_bytes(const std::string& path) {
     return static_cast<int64_t>(std::filesystem::file_size(path, error));
 }
 
+// The windows' length is the context: a LongRoPE model chooses its factors by it, as llama-perplexity's by its -c.
+Result<std::unique_ptr<Model>> load_for_eval(const std::string& path, const EvalOptions& options) {
+    ModelOptions model_options;
+    model_options.context_length = options.context;
+    return Model::load(path, model_options);
+}
+
 Status run_perplexity(const EvalOptions& options) {
     if (options.model_paths.size() != 1) return invalid_argument("eval perplexity takes one -m MODEL");
-    TERN_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::load(options.model_paths[0]));
+    TERN_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, load_for_eval(options.model_paths[0], options));
     TERN_ASSIGN_OR_RETURN(LoadedText text, tokenize_file(*model, options.text_path));
     ThreadPool pool(options.num_threads);
     TERN_ASSIGN_OR_RETURN(PerplexityResult result,
@@ -101,8 +108,8 @@ void print_table(const EvalOptions& options, const CompareResult& result, double
 
 Status run_compare(const EvalOptions& options) {
     if (options.model_paths.size() != 2) return invalid_argument("eval compare takes -m BASE -m QUANT");
-    TERN_ASSIGN_OR_RETURN(std::unique_ptr<Model> base, Model::load(options.model_paths[0]));
-    TERN_ASSIGN_OR_RETURN(std::unique_ptr<Model> quant, Model::load(options.model_paths[1]));
+    TERN_ASSIGN_OR_RETURN(std::unique_ptr<Model> base, load_for_eval(options.model_paths[0], options));
+    TERN_ASSIGN_OR_RETURN(std::unique_ptr<Model> quant, load_for_eval(options.model_paths[1], options));
     TERN_ASSIGN_OR_RETURN(LoadedText text, tokenize_file(*base, options.text_path));
     ThreadPool pool(options.num_threads);
     TERN_ASSIGN_OR_RETURN(CompareResult result,

@@ -16,6 +16,7 @@ struct GenerateOptions {
     std::string model_path;
     std::string prompt;
     int64_t num_tokens = 64;
+    int64_t context_length = 0;
     int num_threads = 2;
     SamplingParams sampling;
     bool ignore_eos = false;
@@ -41,7 +42,8 @@ nlohmann::json json_report(const std::vector<int32_t>& prompt, const GenerationR
 
 Status run_generate(const GenerateOptions& options) {
     const auto load_start = std::chrono::steady_clock::now();
-    TERN_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::load(options.model_path));
+    TERN_ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
+                          Model::load(options.model_path, {.context_length = options.context_length}));
     TERN_ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tokenizer, Tokenizer::from_gguf(model->file()));
     const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
     if (tokenizer->vocab_size() != model->hparams().vocab_size) {
@@ -51,6 +53,7 @@ Status run_generate(const GenerateOptions& options) {
     const std::vector<int32_t> prompt = tokenizer->encode(options.prompt, /*add_special=*/true, /*parse_special=*/true);
     GenerationOptions generation;
     generation.max_new_tokens = options.num_tokens;
+    generation.context_length = options.context_length;
     generation.sampling = options.sampling;
     if (!options.ignore_eos) generation.stop_tokens = tokenizer->end_of_generation_ids();
     ThreadPool pool(options.num_threads);
@@ -88,6 +91,10 @@ void register_generate(CLI::App& app) {
     command->add_option("-p,--prompt", options->prompt, "Prompt text")->required();
     command->add_option("-n,--num-tokens", options->num_tokens, "Tokens to generate")->capture_default_str()
         ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
+    command->add_option("-c,--ctx-size", options->context_length,
+                        "Context length: prompt + generated tokens (0 = the model's; a LongRoPE model takes its long "
+                        "RoPE factors past its original context)")
+        ->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
     add_threads_option(command, &options->num_threads);
     command->add_option("--temp", options->sampling.temperature, "Temperature (0 = greedy)")->capture_default_str();
     command->add_option("--top-k", options->sampling.top_k, "Top-k (0 = off)")->capture_default_str();

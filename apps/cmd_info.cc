@@ -3,6 +3,7 @@
 
 #include <iostream>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "apps/commands.h"
@@ -53,6 +54,21 @@ nlohmann::json hparams_json(const HParams& hp) {
     return json;
 }
 
+// RoPE scaling as the loader applies it: linear (positions scaled), llama3 (rope_freqs) or LongRoPE (two factor
+// lists, the long ones taken for contexts past the original one).
+std::optional<nlohmann::json> rope_scaling_json(const GgufFile& file, const HParams& hp) {
+    if (file.find_tensor("rope_freqs.weight") != nullptr) return nlohmann::json{{"type", "llama3 (rope_freqs)"}};
+    if (file.find_tensor("rope_factors_long.weight") != nullptr) {
+        return nlohmann::json{{"type", "longrope"}, {"original_context", hp.rope_original_context},
+                              {"attention_factor", hp.rope_attention_factor},
+                              {"long_factors", "when the context (--max-model-len, -c) exceeds original_context"}};
+    }
+    if (hp.rope_position_scale != 1.0f) {
+        return nlohmann::json{{"type", "linear"}, {"factor", 1.0 / hp.rope_position_scale}};
+    }
+    return std::nullopt;
+}
+
 nlohmann::json build_report(const GgufFile& file, const Result<HParams>& hparams) {
     nlohmann::json report;
     report["file"] = file.path();
@@ -84,6 +100,9 @@ nlohmann::json build_report(const GgufFile& file, const Result<HParams>& hparams
     if (hparams.is_ok()) {
         const HParams& hp = hparams.value();
         report["hparams"] = hparams_json(hp);
+        if (const std::optional<nlohmann::json> scaling = rope_scaling_json(file, hp)) {
+            report["hparams"]["rope_scaling"] = *scaling;
+        }
         report["kv_bytes_per_token_f16"] = hp.kv_bytes_per_token(2);
         report["kv_bytes_per_token_f32"] = hp.kv_bytes_per_token(4);
     } else {

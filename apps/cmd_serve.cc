@@ -173,7 +173,7 @@ Result<server::HttpOptions> http_options_from(const ServeOptions& options) {
 // Loads the model, warms the engine up and starts the engine thread; `on_failure` hears if that thread dies.
 Status load_serving_state(const ServeOptions& options, const engine::EngineConfig& config, ServingState& state,
                           serving::AsyncEngine::FailureObserver on_failure) {
-    TERN_ASSIGN_OR_RETURN(state.model, Model::load(options.model_path));
+    TERN_ASSIGN_OR_RETURN(state.model, Model::load(options.model_path, {.context_length = config.max_model_len}));
     TERN_ASSIGN_OR_RETURN(state.tokenizer, Tokenizer::from_gguf(state.model->file()));
     TERN_ASSIGN_OR_RETURN(state.chat, server::make_chat_prompt(state.model->file(), *state.tokenizer,
                                                                options.chat_template));

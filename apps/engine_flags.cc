@@ -20,7 +20,9 @@ void add_engine_flags(CLI::App* command, EngineFlags* flags) {
                         "Waiting requests beyond which new ones are rejected")->capture_default_str();
     command->add_option("--max-queued-tokens", config.max_queued_tokens,
                         "Prompt tokens waiting beyond which new requests are rejected")->capture_default_str();
-    command->add_option("--max-model-len", config.max_model_len, "Context length (default: the model's)");
+    command->add_option("--max-model-len", config.max_model_len,
+                        "Context length (default: the model's; a LongRoPE model takes its long RoPE factors when "
+                        "this exceeds its original context)");
     command->add_option("--scheduling-policy", flags->scheduling_policy,
                         "fcfs: arrival order, a request with a non-zero priority is refused; priority: lower "
                         "`priority` first, and it may preempt others when KV memory is short")

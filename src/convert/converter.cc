@@ -156,6 +156,11 @@ void write_hparams(const HfConfig& config, const std::string& name, DType weight
         writer->add_string(arch + ".rope.scaling.type", "linear");
         writer->add_f32(arch + ".rope.scaling.factor", config.rope_factor);
     }
+    if (config.rope_scaling == RopeScalingKind::kLongRope) {  // as llama.cpp's converter: no scaling type
+        writer->add_u32(arch + ".rope.scaling.original_context_length",
+                        static_cast<uint32_t>(config.rope_original_context));
+        writer->add_f32(arch + ".rope.scaling.attn_factor", config.rope_attention_factor);
+    }
     write_window_and_caps(config, writer);
     if (config.num_experts > 0) {  // Mixtral: llama with experts as wide as feed_forward_length
         writer->add_u32(arch + ".expert_count", static_cast<uint32_t>(config.num_experts));
@@ -163,6 +168,20 @@ void write_hparams(const HfConfig& config, const std::string& name, DType weight
     }
 }
 
+
+// Llama 3.1's rope_freqs, computed from its scaling parameters, or LongRoPE's two lists as config.json gives them.
+std::vector<std::pair<std::string, std::vector<float>>> rope_factor_tensors(const HfConfig& config) {
+    if (config.rope_scaling == RopeScalingKind::kLlama3) {
+        return {{"rope_freqs.weight", llama3_rope_factors(config.head_dim, config.rope_theta, config.rope_factor,
+                                                          config.rope_low_freq_factor, config.rope_high_freq_factor,
+                                                          config.rope_original_context)}};
+    }
+    if (config.rope_scaling == RopeScalingKind::kLongRope) {
+        return {{"rope_factors_long.weight", config.rope_long_factors},
+                {"rope_factors_short.weight", config.rope_short_factors}};
+    }
+    return {};
+}
 
 void add_tensors(const HfConfig& config, const std::vector<BoundTensor>& bound, DType weight_type, GgufWriter* writer) {
     for (const BoundTensor& tensor : bound) {
@@ -172,13 +191,10 @@ void add_tensors(const HfConfig& config, const std::vector<BoundTensor>& bound, 
         writer->add_tensor(tensor.plan.gguf_name, type, std::move(dims),
                            [&tensor, type](uint8_t* dst) { convert_tensor(tensor, type, dst); });
     }
-    if (config.rope_scaling == RopeScalingKind::kLlama3) {
-        // Llama 3.1's frequency divisors, one per rotation pair, as llama.cpp's converter stores them.
-        std::vector<float> factors = llama3_rope_factors(config.head_dim, config.rope_theta, config.rope_factor,
-                                                         config.rope_low_freq_factor, config.rope_high_freq_factor,
-                                                         config.rope_original_context);
+    // Frequency divisors, one per rotation pair, as llama.cpp's converter stores them.
+    for (auto& [name, factors] : rope_factor_tensors(config)) {
         const int64_t length = static_cast<int64_t>(factors.size());
-        writer->add_tensor("rope_freqs.weight", DType::kF32, {length}, [factors = std::move(factors)](uint8_t* dst) {
+        writer->add_tensor(name, DType::kF32, {length}, [factors = std::move(factors)](uint8_t* dst) {
             std::memcpy(dst, factors.data(), factors.size() * sizeof(float));
         });
     }
@@ -219,7 +235,7 @@ Result<ConvertSummary> convert_hf_to_gguf(const std::string& hf_dir, const std::
     for (const BoundTensor& tensor : bound) {
         for (const SafetensorsTensor* source : tensor.sources) summary.num_parameters += source->num_elements;
     }
-    summary.num_tensors = static_cast<int64_t>(bound.size()) + (config.rope_scaling == RopeScalingKind::kLlama3);
+    summary.num_tensors = static_cast<int64_t>(bound.size() + rope_factor_tensors(config).size());
     return summary;
 }
 

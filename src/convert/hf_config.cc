@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "formats/strict_json.h"
+#include "synth/presets.h"
 
 namespace tern {
 namespace {
@@ -139,6 +140,40 @@ Status read_sizes(const ConfigReader& reader, HfConfig* config) {
     return reader.boolean("tie_word_embeddings", &config->tie_word_embeddings);
 }
 
+// head_dim / 2 positive numbers under `key` of rope_scaling.
+Status read_factors(const ConfigReader& reader, const nlohmann::json& scaling, const char* key, int64_t length,
+                    std::vector<float>* out) {
+    const nlohmann::json* list = reader.get(scaling, key);
+    if (list == nullptr || !list->is_array() || static_cast<int64_t>(list->size()) != length) {
+        return invalid_argument(fmt::format("{}: rope_scaling.{} must be a list of {} numbers (head_dim / 2)",
+                                            reader.label(), key, length));
+    }
+    for (const nlohmann::json& value : *list) {
+        if (!value.is_number() || !(value.get<double>() > 0.0 && value.get<double>() < 1e6)) {
+            return invalid_argument(fmt::format("{}: rope_scaling.{} holds {}; each factor must be a positive number",
+                                                reader.label(), key, value.dump()));
+        }
+        out->push_back(value.get<float>());
+    }
+    return Status::ok();
+}
+
+// Phi-3 128k: the factors, the original context (a top-level key, as Phi3Config has it) and the attention factor.
+Status read_long_rope(const ConfigReader& reader, const nlohmann::json& scaling, HfConfig* config) {
+    config->rope_scaling = RopeScalingKind::kLongRope;
+    TERN_RETURN_IF_ERROR(
+        read_factors(reader, scaling, "long_factor", config->head_dim / 2, &config->rope_long_factors));
+    TERN_RETURN_IF_ERROR(
+        read_factors(reader, scaling, "short_factor", config->head_dim / 2, &config->rope_short_factors));
+    TERN_RETURN_IF_ERROR(reader.positive_int("original_max_position_embeddings", &config->rope_original_context));
+    config->rope_attention_factor = longrope_attention_factor(config->context_length, config->rope_original_context);
+    TERN_RETURN_IF_ERROR(reader.number(scaling, "attention_factor", &config->rope_attention_factor));
+    if (!(config->rope_attention_factor > 0.0f && config->rope_attention_factor < 100.0f)) {
+        return invalid_argument(fmt::format("{}: rope_scaling.attention_factor must be in (0, 100)", reader.label()));
+    }
+    return Status::ok();
+}
+
 Status read_rope_scaling(const ConfigReader& reader, HfConfig* config) {
     const nlohmann::json* scaling = reader.get(reader.json(), "rope_scaling");
     if (scaling == nullptr) return Status::ok();
@@ -159,9 +194,11 @@ Status read_rope_scaling(const ConfigReader& reader, HfConfig* config) {
         float original = static_cast<float>(config->rope_original_context);
         TERN_RETURN_IF_ERROR(reader.number(*scaling, "original_max_position_embeddings", &original));
         config->rope_original_context = static_cast<int64_t>(original);
+    } else if (kind == "longrope" || kind == "su") {
+        return read_long_rope(reader, *scaling, config);
     } else {
-        return invalid_argument(fmt::format("{}: rope_scaling type '{}' is not supported (tern converts none, linear "
-                                            "and llama3)", reader.label(), kind));
+        return invalid_argument(fmt::format("{}: rope_scaling type '{}' is not supported (tern converts none, linear, "
+                                            "llama3 and longrope)", reader.label(), kind));
     }
     TERN_RETURN_IF_ERROR(reader.number(*scaling, "factor", &config->rope_factor));
     if (!(config->rope_factor > 0) || !(config->rope_high_freq_factor > config->rope_low_freq_factor) ||

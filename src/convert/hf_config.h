@@ -6,12 +6,13 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 
 namespace tern {
 
-enum class RopeScalingKind { kNone, kLinear, kLlama3 };
+enum class RopeScalingKind { kNone, kLinear, kLlama3, kLongRope };
 
 struct HfConfig {
     std::string hf_architecture;  // as config.json names it, e.g. "MistralForCausalLM"
@@ -32,7 +33,11 @@ struct HfConfig {
     float rope_factor = 1.0f;
     float rope_low_freq_factor = 1.0f;   // llama3 scaling
     float rope_high_freq_factor = 4.0f;  // llama3 scaling
-    int64_t rope_original_context = 8192;  // llama3 scaling
+    int64_t rope_original_context = 8192;  // llama3 scaling; LongRoPE: original_max_position_embeddings
+    // LongRoPE (Phi-3 128k, rope_scaling type "longrope" or "su"): head_dim / 2 frequency divisors each, and the
+    // magnitude of cos and sin (rope_scaling.attention_factor, else derived from the two contexts).
+    std::vector<float> rope_long_factors, rope_short_factors;
+    float rope_attention_factor = 1.0f;
     // Special token ids as config.json gives them (a list, as Llama 3.1's eos, is left out).
     std::optional<int64_t> bos_token_id;
     std::optional<int64_t> eos_token_id;

@@ -14,11 +14,15 @@ double elapsed_ms(std::chrono::steady_clock::time_point since) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
 }
 
+int64_t context_of(const Model& model, const GenerationOptions& options) {
+    return options.context_length > 0 ? options.context_length : model.hparams().context_length;
+}
+
 Status check_request(const Model& model, const std::vector<int32_t>& prompt, const GenerationOptions& options) {
-    const int64_t context = model.hparams().context_length;
+    const int64_t context = context_of(model, options);
     if (prompt.empty()) return invalid_argument("the prompt is empty; give at least one token");
     if (static_cast<int64_t>(prompt.size()) >= context) {
-        return invalid_argument(fmt::format("the prompt has {} tokens but the model's context holds {}; shorten it",
+        return invalid_argument(fmt::format("the prompt has {} tokens but the context holds {}; shorten it",
                                             prompt.size(), context));
     }
     if (options.max_new_tokens < 0) return invalid_argument("the number of tokens to generate must be >= 0");
@@ -33,7 +37,7 @@ Result<GenerationResult> generate(Model& model, ThreadPool& pool, const std::vec
     TERN_RETURN_IF_ERROR(check_request(model, prompt, options));
     const HParams& hp = model.hparams();
     const int64_t num_prompt = static_cast<int64_t>(prompt.size());
-    const int64_t max_tokens = std::min(hp.context_length, num_prompt + options.max_new_tokens);
+    const int64_t max_tokens = std::min(context_of(model, options), num_prompt + options.max_new_tokens);
     KvCache cache(hp, 1, max_tokens);
     Sampler sampler(options.sampling, static_cast<int32_t>(hp.vocab_size));
     sampler.accept_prompt(prompt);

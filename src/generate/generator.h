@@ -19,6 +19,7 @@ struct GenerationOptions {
     SamplingParams sampling;           // temperature 0 = greedy
     std::vector<int32_t> stop_tokens;  // generation ends after emitting one of these (e.g. EOS); empty = never
     int64_t prefill_chunk = 512;       // prompt tokens per forward pass, bounding scratch memory
+    int64_t context_length = 0;        // prompt + generated tokens at most; 0 = the model's trained context
 };
 
 struct GenerationResult {

@@ -34,10 +34,29 @@ Status read_rope_scaling(const GgufFile& file, const std::string& prefix, HParam
         hparams->rope_position_scale = static_cast<float>(1.0 / factor);
         return Status::ok();
     }
-    // llama3 scaling arrives as the rope_freqs.weight tensor, which the weights loader applies.
+    // llama3 scaling arrives as the rope_freqs.weight tensor, which the weights loader applies; so do LongRoPE's
+    // factors, which llama.cpp's files carry without a scaling type.
     if (*type == "llama3") return Status::ok();
     return invalid_argument(fmt::format("{}: rope scaling type '{}' is not supported (supported: none, linear, llama3)",
                                         file.path(), printable(*type)));
+}
+
+// LongRoPE's metadata (Phi-3 128k, as llama.cpp's converter writes it): the original context (llama.cpp's default:
+// the trained one) and the attention factor, which llama.cpp multiplies into cos and sin whichever factors it uses.
+Status read_long_rope(const GgufFile& file, const std::string& prefix, HParams* hparams) {
+    hparams->rope_original_context =
+        file.get_int(prefix + "rope.scaling.original_context_length").value_or(hparams->context_length);
+    if (hparams->rope_original_context <= 0) {
+        return invalid_argument(fmt::format("{}: {}rope.scaling.original_context_length must be positive",
+                                            file.path(), prefix));
+    }
+    const double factor = file.get_float(prefix + "rope.scaling.attn_factor").value_or(1.0);
+    if (!(factor > 0.0 && factor < 100.0)) {
+        return invalid_argument(fmt::format("{}: {}rope.scaling.attn_factor is {}; it must be in (0, 100)",
+                                            file.path(), prefix, factor));
+    }
+    hparams->rope_attention_factor = static_cast<float>(factor);
+    return Status::ok();
 }
 
 // The experts' count, how many each token uses, and their width; each must be there and make sense together.
@@ -170,6 +189,7 @@ Result<HParams> hparams_from_gguf(const GgufFile& file) {
     hparams.rms_norm_eps = static_cast<float>(file.get_float(prefix + "attention.layer_norm_rms_epsilon").value_or(1e-5));
     hparams.rope_freq_base = static_cast<float>(file.get_float(prefix + "rope.freq_base").value_or(10000.0));
     TERN_RETURN_IF_ERROR(read_rope_scaling(file, prefix, &hparams));
+    TERN_RETURN_IF_ERROR(read_long_rope(file, prefix, &hparams));
     // Mixtral: llama with experts (a dense llama file may say expert_count 0).
     const bool mixtral =
         hparams.architecture == Architecture::kLlama && file.get_int(prefix + "expert_count").value_or(0) > 0;

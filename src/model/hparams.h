@@ -41,6 +41,10 @@ struct HParams {
     float rms_norm_eps = 1e-5f;
     float rope_freq_base = 10000.0f;
     float rope_position_scale = 1.0f;  // linear RoPE scaling: positions are multiplied by this (1 / factor)
+    // LongRoPE (Phi-3 128k): the context its short factors are for (the long ones serve longer contexts), and the
+    // factor RoPE's cos and sin are scaled by (sqrt(1 + ln(context / original) / ln(original)), from the file).
+    int64_t rope_original_context = 0;
+    float rope_attention_factor = 1.0f;
     RopeStyle rope_style = RopeStyle::kAdjacentPairs;
     // Mixture of experts (0 experts: a dense feed-forward of ffn_dim): each token's feed-forward is the weighted sum of
     // the num_experts_used experts (of expert_ffn_dim each) its router ranks highest.

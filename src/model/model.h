@@ -68,6 +68,9 @@ struct TokenBatch {
 struct ModelOptions {
     bool repack = true;                             // copy Q4_0/Q8_0/K-quant matrices into the int8 kernels' layouts
     const kernels::KernelTable* kernels = nullptr;  // the instruction set to compute with; nullptr = kernels()
+    // The longest sequence the caller will run (0: the model's trained context). LongRoPE models (Phi-3 128k) take
+    // their long RoPE factors when it exceeds their original context, as llama.cpp does by its context size.
+    int64_t context_length = 0;
 };
 
 class Model {

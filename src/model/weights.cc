@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "base/huge_pages.h"
@@ -201,6 +202,33 @@ Status copy_packed(const MatrixView& embedding_in_file, const ModelWeights& weig
     return copy_matrix(&packed->view, &packed->data);
 }
 
+// The divisors of RoPE's frequencies: Llama 3.1's rope_freqs, or of Phi-3's LongRoPE pair the long factors when the
+// context the caller runs exceeds the original one, else the short. llama.cpp chooses so by its context size (and
+// prefers rope_freqs where a file has both); Hugging Face switches per sequence length and vLLM per batch, which
+// would make a request's tokens depend on how far it grows or on what else is batched.
+Status bind_rope_factors(const GgufFile& file, Binder& binder, const HParams& hp, int64_t context_length,
+                         std::vector<float>* factors) {
+    const int64_t pairs = hp.rope_dim / 2;
+    std::string chosen = "rope_freqs.weight";
+    if (file.find_tensor(chosen) != nullptr) {
+        TERN_RETURN_IF_ERROR(binder.vector(chosen, pairs, factors));
+    } else if (file.find_tensor("rope_factors_long.weight") || file.find_tensor("rope_factors_short.weight")) {
+        std::vector<float> long_factors, short_factors;  // both checked, one used
+        TERN_RETURN_IF_ERROR(binder.vector("rope_factors_long.weight", pairs, &long_factors));
+        TERN_RETURN_IF_ERROR(binder.vector("rope_factors_short.weight", pairs, &short_factors));
+        const bool long_context = (context_length > 0 ? context_length : hp.context_length) > hp.rope_original_context;
+        chosen = long_context ? "rope_factors_long.weight" : "rope_factors_short.weight";
+        *factors = long_context ? std::move(long_factors) : std::move(short_factors);
+    }
+    for (float factor : *factors) {
+        if (!(factor > 0.0f && std::isfinite(factor))) {
+            return invalid_argument(fmt::format("{}: tensor '{}' holds {}; RoPE factors must be positive and finite",
+                                                file.path(), chosen, factor));
+        }
+    }
+    return Status::ok();
+}
+
 }  // namespace
 
 Status copy_out_of_mapping(ModelWeights* weights) {
@@ -222,7 +250,7 @@ Status copy_out_of_mapping(ModelWeights* weights) {
     return Status::ok();
 }
 
-Result<ModelWeights> bind_weights(const GgufFile& file, HParams* hparams, bool repack) {
+Result<ModelWeights> bind_weights(const GgufFile& file, HParams* hparams, bool repack, int64_t context_length) {
     const GgufTensorInfo* embedding = file.find_tensor("token_embd.weight");
     if (embedding == nullptr || embedding->dims.size() != 2) {
         return invalid_argument(file.path() + ": missing 2-D tensor 'token_embd.weight'");
@@ -240,12 +268,7 @@ Result<ModelWeights> bind_weights(const GgufFile& file, HParams* hparams, bool r
         TERN_RETURN_IF_ERROR(
             binder.matrix("output.weight", hparams->embedding_dim, hparams->vocab_size, &weights.output));
     }
-    TERN_RETURN_IF_ERROR(
-        binder.vector("rope_freqs.weight", hparams->rope_dim / 2, &weights.rope_freq_factors, /*optional=*/true));
-    if (file.find_tensor("rope_factors_long.weight") != nullptr) {
-        return invalid_argument(file.path() + ": LongRoPE (rope_factors_long / rope_factors_short, Phi-3 128k) is not "
-                                              "supported yet; a 4k-context Phi-3 model is");
-    }
+    TERN_RETURN_IF_ERROR(bind_rope_factors(file, binder, *hparams, context_length, &weights.rope_freq_factors));
     weights.layers.resize(static_cast<size_t>(hparams->num_layers));
     for (int64_t layer_idx = 0; layer_idx < hparams->num_layers; ++layer_idx) {
         TERN_RETURN_IF_ERROR(bind_layer(binder, *hparams, layer_idx, &weights.layers[static_cast<size_t>(layer_idx)]));

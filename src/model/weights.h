@@ -39,13 +39,15 @@ struct ModelWeights {
     std::vector<float> output_norm;
     PackedWeights output;        // the token embedding itself when the output matrix is tied
     bool output_tied = false;
-    std::vector<float> rope_freq_factors;  // llama3 scaling: RoPE frequencies are divided by these; empty if none
+    std::vector<float> rope_freq_factors;  // llama3 or LongRoPE scaling: frequencies are divided by these; or empty
     std::vector<LayerWeights> layers;
 };
 
 // Fills `hparams->vocab_size` from the embedding matrix. With `repack`, Q4_0, Q8_0, Q4_K, Q5_K and Q6_K matrices
 // are copied into the interleaved layouts of kernels/packed_weights.h (same bytes per weight, faster to stream).
-Result<ModelWeights> bind_weights(const GgufFile& file, HParams* hparams, bool repack);
+// `context_length` (0: the model's trained context) is the longest sequence the caller runs: LongRoPE models choose
+// their factors by it.
+Result<ModelWeights> bind_weights(const GgufFile& file, HParams* hparams, bool repack, int64_t context_length = 0);
 
 // Copies the token embedding and every matrix left row-major into memory of the weights' own (huge pages), and
 // forgets the file bytes behind repacked matrices (their views keep shape and type, with null data). Afterwards

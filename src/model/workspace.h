@@ -99,17 +99,19 @@ struct Model::Workspace {
     }
 
     void fill_rope_tables(const HParams& hp, const std::vector<int32_t>& positions, const std::vector<float>& factors) {
-        fill_rope_table(hp.rope_dim, hp.rope_freq_base, hp.rope_position_scale, positions, factors, &rope_cos,
-                        &rope_sin);
+        fill_rope_table(hp.rope_dim, hp.rope_freq_base, hp.rope_position_scale, hp.rope_attention_factor, positions,
+                        factors, &rope_cos, &rope_sin);
         if (hp.rope_freq_base_sliding > 0.0f) {
-            fill_rope_table(hp.rope_dim, hp.rope_freq_base_sliding, 1.0f, positions, {}, &sliding_rope_cos,
-                            &sliding_rope_sin);
+            fill_rope_table(hp.rope_dim, hp.rope_freq_base_sliding, 1.0f, hp.rope_attention_factor, positions, {},
+                            &sliding_rope_cos, &sliding_rope_sin);
         }
     }
 
-    // cos/sin of position * scale * base^(-2i/rope_dim) / factor[i] for every token and rotation pair.
-    static void fill_rope_table(int64_t rope_dim, float base, float position_scale, const std::vector<int32_t>& positions,
-                                const std::vector<float>& factors, std::vector<float>* cos, std::vector<float>* sin) {
+    // magnitude * cos/sin of position * scale * base^(-2i/rope_dim) / factor[i] for every token and rotation pair.
+    // A magnitude other than 1 (LongRoPE's attention factor) scales q and k alike, so every score by its square.
+    static void fill_rope_table(int64_t rope_dim, float base, float position_scale, float magnitude,
+                                const std::vector<int32_t>& positions, const std::vector<float>& factors,
+                                std::vector<float>* cos, std::vector<float>* sin) {
         const int64_t half = rope_dim / 2;
         for (size_t token_idx = 0; token_idx < positions.size(); ++token_idx) {
             const double position = static_cast<double>(positions[token_idx]) * position_scale;
@@ -118,8 +120,8 @@ struct Model::Workspace {
                                             -2.0 * static_cast<double>(pair_idx) / static_cast<double>(rope_dim));
                 if (!factors.empty()) frequency /= factors[static_cast<size_t>(pair_idx)];
                 const double angle = position * frequency;
-                (*cos)[token_idx * half + pair_idx] = static_cast<float>(std::cos(angle));
-                (*sin)[token_idx * half + pair_idx] = static_cast<float>(std::sin(angle));
+                (*cos)[token_idx * half + pair_idx] = static_cast<float>(magnitude * std::cos(angle));
+                (*sin)[token_idx * half + pair_idx] = static_cast<float>(magnitude * std::sin(angle));
             }
         }
     }

@@ -193,7 +193,7 @@ Result<ModelShape> model_shape_from_preset(std::string_view name) {
     shape.num_experts_used = preset->num_experts_used;
     shape.expert_ffn_dim = preset->expert_ffn_dim;
     shape.shared_expert_ffn_dim = preset->shared_expert_ffn_dim;
-    shape.has_rope_freqs = preset->llama3_rope_scaling;
+    shape.rope_factor_tensors = preset->llama3_rope_scaling ? 1 : preset->longrope_original_context > 0 ? 2 : 0;
     shape.sliding_window = preset->sliding_window;
     if (shape.sliding_window > 0) shape.num_sliding_layers = count_sliding_layers(shape.architecture, shape.num_layers);
     TERN_RETURN_IF_ERROR(validate_shape(shape, shape.name));
@@ -232,7 +232,9 @@ Result<ModelShape> model_shape_from_gguf(const std::string& path) {
         }
     }
     shape.qkv_bias = file->find_tensor("blk.0.attn_q.bias") != nullptr;
-    shape.has_rope_freqs = file->find_tensor("rope_freqs.weight") != nullptr;
+    for (const char* name : {"rope_freqs.weight", "rope_factors_long.weight", "rope_factors_short.weight"}) {
+        shape.rope_factor_tensors += file->find_tensor(name) != nullptr;
+    }
     shape.num_experts = file->get_int(prefix + "expert_count").value_or(0);
     shape.num_experts_used = file->get_int(prefix + "expert_used_count").value_or(0);
     // Mixtral (llama with experts) has no expert_feed_forward_length: its experts are feed_forward_length wide.

@@ -26,7 +26,7 @@ struct ModelShape {
     int64_t head_dim = 0;  // key and value length per head
     bool tied_embeddings = false;
     bool qkv_bias = false;        // qwen2 has q/k/v biases (f32 vectors; they barely change the byte count)
-    bool has_rope_freqs = false;  // llama 3.1 stores head_dim/2 RoPE factors as a tensor
+    int rope_factor_tensors = 0;  // head_dim/2 RoPE factors each: llama 3.1 one, LongRoPE (Phi-3 128k) two
     // A mixture of experts (0 experts: a dense feed-forward of ffn_dim): all experts are held in memory, a token's
     // step reads its num_experts_used only.
     int64_t num_experts = 0;

@@ -33,7 +33,7 @@ WeightFootprint weight_footprint(const ModelShape& shape, DType type) {
     acc.matrix(dim, shape.vocab_size, shape.tied_embeddings, shape.tied_embeddings);
     acc.f32_vector(dim);  // output_norm
     if (!shape.tied_embeddings) acc.matrix(dim, shape.vocab_size, true, true);
-    if (shape.has_rope_freqs) acc.f32_vector(shape.head_dim / 2);
+    for (int idx = 0; idx < shape.rope_factor_tensors; ++idx) acc.f32_vector(shape.head_dim / 2);
     for (int64_t layer_idx = 0; layer_idx < shape.num_layers; ++layer_idx) {
         acc.f32_vector(dim);  // attn_norm
         acc.matrix(dim, shape.q_dim(), false, true);

@@ -22,6 +22,9 @@ const std::vector<ModelPreset>& model_presets() {
          8, 2, 64, 128},
         {"tiny-phi3", "phi3", 1024, 512, 128, 4, 352, 4, 4, 10000.0f, 1e-5f, false, false,
          "phi3 architecture (fused q/k/v and gate/up matrices), 4 layers, 128 wide (tests)"},
+        {"tiny-phi3-128k", "phi3", 1024, 512, 128, 4, 352, 4, 4, 10000.0f, 1e-5f, false, false,
+         "phi3 architecture with LongRoPE (long factors past an original context of 64), 4 layers (tests)", 0, 0, 0,
+         0, 0, 0, 0.0f, 64},
         {"tiny-gemma2", "gemma2", 1024, 512, 128, 4, 352, 4, 2, 10000.0f, 1e-6f, true, false,
          "gemma2 architecture (GeGLU, post-norms, soft caps), sliding window of 8 in even layers, 4 layers (tests)",
          64, 0, 0, 0, 0, 8},
@@ -53,6 +56,9 @@ const std::vector<ModelPreset>& model_presets() {
          "Qwen1.5-MoE-A2.7B shapes: 60 experts of 1408, 4 per token, a shared expert of 5632", 0, 60, 4, 1408, 5632},
         {"phi3-mini", "phi3", 32064, 4096, 3072, 32, 8192, 32, 32, 10000.0f, 1e-5f, false, false,
          "Phi-3-mini-4k shapes, with its 2,047-token sliding window", 0, 0, 0, 0, 0, 2047},
+        {"phi3-mini-128k", "phi3", 32064, 131072, 3072, 32, 8192, 32, 32, 10000.0f, 1e-5f, false, false,
+         "Phi-3-mini-128k shapes: LongRoPE, long factors past 4,096 tokens (its 262,144-token window, longer than "
+         "the context, left out)", 0, 0, 0, 0, 0, 0, 0.0f, 4096},
         {"gemma2-2b", "gemma2", 256000, 8192, 2304, 26, 9216, 8, 4, 10000.0f, 1e-6f, true, false,
          "Gemma-2-2B shapes (sliding window of 4,096 in every other layer)", 256, 0, 0, 0, 0, 4096},
         {"gemma2-9b", "gemma2", 256000, 8192, 3584, 42, 14336, 16, 8, 10000.0f, 1e-6f, true, false,
@@ -121,6 +127,22 @@ std::vector<float> llama3_rope_factors(int64_t head_dim, float freq_base, float 
         }
     }
     return factors;
+}
+
+std::vector<float> longrope_factors(int64_t head_dim, float highest) {
+    const int64_t pairs = head_dim / 2;
+    std::vector<float> factors;
+    for (int64_t pair_idx = 0; pair_idx < pairs; ++pair_idx) {
+        const double fraction = pairs > 1 ? static_cast<double>(pair_idx) / static_cast<double>(pairs - 1) : 0.0;
+        factors.push_back(static_cast<float>(std::pow(static_cast<double>(highest), fraction)));
+    }
+    return factors;
+}
+
+float longrope_attention_factor(int64_t context, int64_t original_context) {
+    if (context <= original_context || original_context <= 1) return 1.0f;
+    const double scale = static_cast<double>(context) / static_cast<double>(original_context);
+    return static_cast<float>(std::sqrt(1.0 + std::log(scale) / std::log(static_cast<double>(original_context))));
 }
 
 Status shrink_preset(ModelPreset* preset, int64_t num_layers, int64_t vocab_size, int64_t num_experts) {

@@ -34,6 +34,7 @@ struct ModelPreset {
     int64_t shared_expert_ffn_dim = 0;  // qwen2moe: the shared expert's width
     int64_t sliding_window = 0;         // sliding-window layers' reach (which layers slide: model/hparams.h)
     float rope_linear_factor = 0.0f;    // linear RoPE scaling (Gemma 3 4B and up: 8); 0: none
+    int64_t longrope_original_context = 0;  // Phi-3 128k: LongRoPE factors, the short ones for this context; 0: none
     int64_t q_dim() const { return num_heads * (head_dim > 0 ? head_dim : embedding_dim / num_heads); }
     int64_t kv_dim() const { return num_kv_heads * (head_dim > 0 ? head_dim : embedding_dim / num_heads); }
 };
@@ -49,5 +50,12 @@ Status shrink_preset(ModelPreset* preset, int64_t num_layers, int64_t vocab_size
 // Llama 3.1 RoPE frequency divisors for each rotation pair (as Hugging Face's `_compute_llama3_parameters`).
 std::vector<float> llama3_rope_factors(int64_t head_dim, float freq_base, float factor, float low_freq_factor,
                                        float high_freq_factor, int64_t original_context);
+
+// LongRoPE frequency divisors in the shape of Phi-3 128k's (which its config.json lists): rising geometrically over
+// the rotation pairs from 1 to `highest`, the short factors gently (to 2), the long ones to context / original.
+std::vector<float> longrope_factors(int64_t head_dim, float highest);
+// The magnitude LongRoPE scales cos and sin by: sqrt(1 + ln(context / original) / ln(original)), 1 unless the
+// context is longer (Hugging Face's Phi-3 and llama.cpp's converter).
+float longrope_attention_factor(int64_t context, int64_t original_context);
 
 }  // namespace tern

@@ -128,6 +128,12 @@ void add_hparams(const ModelPreset& preset, const SynthOptions& options, GgufWri
         writer->add_string(arch + ".rope.scaling.type", "linear");
         writer->add_f32(arch + ".rope.scaling.factor", preset.rope_linear_factor);
     }
+    if (preset.longrope_original_context > 0) {  // as llama.cpp's converter writes Phi-3 128k: no scaling type
+        writer->add_u32(arch + ".rope.scaling.original_context_length",
+                        static_cast<uint32_t>(preset.longrope_original_context));
+        writer->add_f32(arch + ".rope.scaling.attn_factor",
+                        longrope_attention_factor(preset.context_length, preset.longrope_original_context));
+    }
     if (arch == "gemma2") {  // Gemma 2's config.json values, which llama.cpp's converter writes
         writer->add_f32(arch + ".attn_logit_softcapping", 50.0f);
         writer->add_f32(arch + ".final_logit_softcapping", 30.0f);
@@ -233,6 +239,12 @@ Status write_synth_model(const ModelPreset& preset, const SynthOptions& options,
     if (preset.llama3_rope_scaling) {
         builder.vector("rope_freqs.weight", llama3_rope_factors(preset.q_dim() / preset.num_heads,
                                                                 preset.rope_freq_base, 8.0f, 1.0f, 4.0f, 8192));
+    }
+    if (preset.longrope_original_context > 0) {
+        const int64_t head_dim = preset.q_dim() / preset.num_heads;
+        const float stretch = static_cast<float>(preset.context_length) / preset.longrope_original_context;
+        builder.vector("rope_factors_long.weight", longrope_factors(head_dim, stretch));
+        builder.vector("rope_factors_short.weight", longrope_factors(head_dim, 2.0f));
     }
     for (int64_t layer_idx = 0; layer_idx < preset.num_layers; ++layer_idx) add_layer(preset, layer_idx, &builder);
     return builder.writer().write(path);

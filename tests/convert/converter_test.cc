@@ -202,6 +202,39 @@ TEST_F(ConvertTiny, Phi3KeepsItsFusedMatrices) {
     ASSERT_TRUE(model.is_ok()) << model.status().message();
 }
 
+// Phi-3 128k's LongRoPE, as llama.cpp's converter writes it: both factor lists as tensors, the original context and
+// the attention factor sqrt(1 + ln(64 / 16) / ln(16)) as metadata. The model takes the long factors for its full
+// context and the short ones for a context within the original.
+TEST_F(ConvertTiny, Phi3LongRopeFactorsBecomeTensors) {
+    TinyModelSpec spec;
+    spec.architecture = "Phi3ForCausalLM";
+    testing::write_tiny_model(hf_dir(), spec);
+    nlohmann::json config = testing::tiny_config(spec);
+    const std::vector<float> long_factors = {1.0f, 3.5f}, short_factors = {1.0f, 1.25f};  // head_dim 4: two pairs
+    config["original_max_position_embeddings"] = 16;
+    config["rope_scaling"] = {{"type", "longrope"}, {"long_factor", long_factors}, {"short_factor", short_factors}};
+    testing::write_text(hf_dir() / "config.json", config.dump());
+    auto file = convert_and_open();
+    ASSERT_NE(file, nullptr);
+    ASSERT_NE(file->find_tensor("rope_factors_long.weight"), nullptr);
+    ASSERT_NE(file->find_tensor("rope_factors_short.weight"), nullptr);
+    EXPECT_EQ(gguf_values(*file->find_tensor("rope_factors_long.weight")), long_factors);
+    EXPECT_EQ(gguf_values(*file->find_tensor("rope_factors_short.weight")), short_factors);
+    EXPECT_EQ(file->get_int("phi3.rope.scaling.original_context_length"), 16);
+    EXPECT_NEAR(*file->get_float("phi3.rope.scaling.attn_factor"), std::sqrt(1.0 + std::log(4.0) / std::log(16.0)),
+                1e-6);
+    EXPECT_FALSE(file->get_string("phi3.rope.scaling.type").has_value());
+    for (const auto& [context, expected] : {std::pair{int64_t{0}, long_factors}, std::pair{int64_t{16}, short_factors},
+                                            std::pair{int64_t{17}, long_factors}}) {
+        ModelOptions options;
+        options.context_length = context;
+        auto model = Model::load(out_path(), options);
+        ASSERT_TRUE(model.is_ok()) << model.status().message();
+        EXPECT_EQ(model.value()->weights().rope_freq_factors, expected) << "context " << context;
+        EXPECT_EQ(model.value()->hparams().rope_original_context, 16);
+    }
+}
+
 // Gemma: its norms become 1 + w (all six kinds), the window and soft caps reach the metadata, and the file loads
 // as the architecture it names.
 TEST_F(ConvertTiny, GemmaNormsGainOneAndWindowsReachTheMetadata) {

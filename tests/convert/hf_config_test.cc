@@ -102,6 +102,28 @@ TEST(HfConfig, RopeScaling) {
     EXPECT_NE(config_error(config).find("invalid factors"), std::string::npos);
 }
 
+TEST(HfConfig, LongRope) {
+    json config = testing::tiny_config({});  // head_dim 4: two factors each
+    config["max_position_embeddings"] = 64;
+    config["original_max_position_embeddings"] = 16;
+    config["rope_scaling"] = {{"type", "su"}, {"long_factor", {1.0, 4.0}}, {"short_factor", {1.0, 1.5}}};
+    HfConfig hf = parse_hf_config(config.dump(), "c").value();
+    EXPECT_EQ(hf.rope_scaling, RopeScalingKind::kLongRope);
+    EXPECT_EQ(hf.rope_long_factors, (std::vector<float>{1.0f, 4.0f}));
+    EXPECT_EQ(hf.rope_short_factors, (std::vector<float>{1.0f, 1.5f}));
+    EXPECT_EQ(hf.rope_original_context, 16);
+    EXPECT_NEAR(hf.rope_attention_factor, std::sqrt(1.0 + std::log(4.0) / std::log(16.0)), 1e-6);
+    config["rope_scaling"]["attention_factor"] = 1.5;  // given, it wins (Hugging Face's rule)
+    EXPECT_EQ(parse_hf_config(config.dump(), "c").value().rope_attention_factor, 1.5f);
+    config["rope_scaling"]["long_factor"] = {1.0, 2.0, 3.0};
+    EXPECT_NE(config_error(config).find("rope_scaling.long_factor must be a list of 2 numbers"), std::string::npos);
+    config["rope_scaling"]["long_factor"] = {1.0, -2.0};
+    EXPECT_NE(config_error(config).find("rope_scaling.long_factor holds -2.0"), std::string::npos);
+    config["rope_scaling"]["long_factor"] = {1.0, 2.0};
+    config.erase("original_max_position_embeddings");
+    EXPECT_NE(config_error(config).find("missing 'original_max_position_embeddings'"), std::string::npos);
+}
+
 TEST(HfConfig, ListOfEosIdsIsLeftOut) {
     json config = testing::tiny_config({});
     config["eos_token_id"] = {128001, 128008, 128009};

@@ -3,6 +3,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+#include <filesystem>
+
 #include "run_command.h"
 
 namespace tern {
@@ -38,6 +41,30 @@ TEST_P(SynthPreset, LoadsReportsSizeAndGenerates) {
     const nlohmann::json first = generate();
     EXPECT_EQ(first["tokens"].size(), 4u);
     EXPECT_EQ(first["tokens"], generate()["tokens"]);
+    std::filesystem::remove(path);
+}
+
+// Phi-3 128k's LongRoPE: `tern info` names it, and `tern generate -c` sets the context the factors are chosen by
+// (a prompt longer than it is refused).
+TEST(SynthLongRope, InfoNamesItAndGenerateTakesAContext) {
+    const std::string path = testing::temp_dir() + "/tiny-phi3-128k.gguf";
+    ASSERT_EQ(testing::run_tern("synth --preset tiny-phi3-128k --type q8_0 -o " + path).exit_code, 0);
+    const testing::CommandResult info = testing::run_tern("info --json -m " + path);
+    ASSERT_EQ(info.exit_code, 0) << info.err;
+    const nlohmann::json scaling = nlohmann::json::parse(info.out)["hparams"]["rope_scaling"];
+    EXPECT_EQ(scaling["type"], "longrope");
+    EXPECT_EQ(scaling["original_context"], 64);
+    EXPECT_NEAR(scaling["attention_factor"].get<double>(), std::sqrt(1.0 + std::log(8.0) / std::log(64.0)), 1e-6);
+    for (const char* context : {"32", "64", "512"}) {
+        const testing::CommandResult result =
+            testing::run_tern(std::string("generate --json --ignore-eos -n 8 -c ") + context + " -m " + path +
+                              " -p 'Hello world'");
+        EXPECT_EQ(result.exit_code, 0) << result.err;
+        EXPECT_LE(nlohmann::json::parse(result.out)["tokens"].size(), 8u);
+    }
+    const testing::CommandResult too_long = testing::run_tern("generate -n 8 -c 2 -m " + path + " -p 'Hello world'");
+    EXPECT_NE(too_long.exit_code, 0);
+    EXPECT_NE(too_long.err.find("but the context holds 2"), std::string::npos) << too_long.err;
     std::filesystem::remove(path);
 }
 

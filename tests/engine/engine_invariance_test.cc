@@ -156,7 +156,8 @@ TEST(EngineInvariance, SyntheticInt8Models) {
     const std::pair<const char*, DType> models[] = {
         {"tiny", DType::kQ8_0}, {"tiny", DType::kQ4_0}, {"tiny-qwen2", DType::kQ8_0}, {"tiny-qwen3", DType::kQ8_0},
         {"tiny-qwen3moe", DType::kQ8_0}, {"tiny-qwen2moe", DType::kQ8_0}, {"tiny-phi3", DType::kQ8_0},
-        {"tiny-gemma2", DType::kQ8_0}, {"tiny-gemma3", DType::kQ8_0}, {"tiny-mixtral", DType::kQ8_0},
+        {"tiny-phi3-128k", DType::kQ8_0}, {"tiny-gemma2", DType::kQ8_0}, {"tiny-gemma3", DType::kQ8_0},
+        {"tiny-mixtral", DType::kQ8_0},
         {"tiny-mistral", DType::kQ8_0}};
     for (const auto& [preset, type] : models) {
         const std::string path = std::string(TERN_TEST_TMP) + "/engine-invariance-" + preset + "-" +

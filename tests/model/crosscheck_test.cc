@@ -30,6 +30,14 @@ std::vector<std::string> crosscheck_files(const char* dir = TERN_CROSSCHECK_DIR)
     return files;
 }
 
+// llama-server's context (files before it was recorded ran 1,024, where only LongRoPE's choice of factors depends
+// on it): tern loads for the same one.
+ModelOptions load_options(const nlohmann::json& data) {
+    ModelOptions options;
+    options.context_length = data.value("context", int64_t{1024});
+    return options;
+}
+
 // The model the figures were computed on, written again (tern synth is deterministic for a seed), in the file's
 // weight type or in `type`.
 std::unique_ptr<Model> synth_model(const nlohmann::json& data, const std::string& path,
@@ -47,7 +55,7 @@ std::unique_ptr<Model> synth_model(const nlohmann::json& data, const std::string
     const Status written =
         write_synth_model(*preset, SynthOptions{weight_type, data["seed"].get<uint64_t>()}, path, &pool);
     EXPECT_TRUE(written.is_ok()) << written.message();
-    auto model = Model::load(path);
+    auto model = Model::load(path, load_options(data));
     EXPECT_TRUE(model.is_ok()) << model.status().message();
     std::filesystem::remove(path);
     return model.is_ok() ? std::move(model.value()) : nullptr;
@@ -148,7 +156,7 @@ std::unique_ptr<Model> quantized_model(const nlohmann::json& data, const std::st
     std::filesystem::remove(f32_path);
     EXPECT_EQ(tensor_digest(path), data["tensor_digest"].get<std::string>())
         << "tern quantize no longer writes what llama-quantize wrote";
-    auto model = Model::load(path);
+    auto model = Model::load(path, load_options(data));
     EXPECT_TRUE(model.is_ok()) << model.status().message();
     std::filesystem::remove(path);
     return model.is_ok() ? std::move(model.value()) : nullptr;

@@ -107,6 +107,31 @@ TEST(ModelLoad, GemmaPostNormAndWindowPatternAreChecked) {
         << model.status().message();
 }
 
+// LongRoPE (Phi-3 128k): both factor lists must be there, head_dim / 2 long and positive; the attention factor sane.
+TEST(ModelLoad, LongRopeFactorsAreChecked) {
+    const auto message = [](const std::vector<std::pair<std::string, int64_t>>& factors, float attn_factor,
+                            const std::string& name) {
+        GgufWriter writer = minimal_llama_metadata("phi3");
+        writer.add_u32("phi3.rope.scaling.original_context_length", 16);
+        writer.add_f32("phi3.rope.scaling.attn_factor", attn_factor);
+        add_f32(writer, "token_embd.weight", {32, 10});
+        add_f32(writer, "output_norm.weight", {32});
+        for (const auto& [tensor, length] : factors) add_f32(writer, tensor, {length});
+        auto model = Model::load(write_temp(writer, name));
+        return model.is_ok() ? std::string("loaded") : model.status().message();
+    };
+    // head_dim 8: four rotation pairs.
+    EXPECT_NE(message({{"rope_factors_long.weight", 4}}, 1.2f, "longrope-one.gguf")
+                  .find("missing tensor 'rope_factors_short.weight'"), std::string::npos);
+    EXPECT_NE(message({{"rope_factors_long.weight", 4}, {"rope_factors_short.weight", 3}}, 1.2f, "longrope-shape.gguf")
+                  .find("'rope_factors_short.weight' has shape [3], expected [4]"), std::string::npos);
+    // The writer leaves the data zero: a divisor of 0 would make infinite frequencies.
+    EXPECT_NE(message({{"rope_factors_long.weight", 4}, {"rope_factors_short.weight", 4}}, 1.2f, "longrope-zero.gguf")
+                  .find("tensor 'rope_factors_long.weight' holds 0; RoPE factors must be positive"), std::string::npos);
+    EXPECT_NE(message({}, -1.0f, "longrope-attn.gguf").find("attn_factor is -1; it must be in (0, 100)"),
+              std::string::npos);
+}
+
 // A mixture of experts: the expert keys must agree with each other and with the 3-D expert tensors.
 GgufWriter moe_file(int64_t experts, int64_t used, std::vector<int64_t> down_dims) {
     GgufWriter writer = minimal_llama_metadata("qwen3moe");

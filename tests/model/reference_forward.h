@@ -17,7 +17,8 @@ namespace tern::testing {
 
 class ReferenceForward {
 public:
-    explicit ReferenceForward(const GgufFile& file) : file_(file) {
+    // `context` (0: the file's) picks LongRoPE's long or short factors, as the model's context_length option does.
+    explicit ReferenceForward(const GgufFile& file, int64_t context = 0) : file_(file) {
         arch_ = *file.get_string("general.architecture");
         const auto get = [&](const std::string& key) { return *file.get_int(arch_ + "." + key); };
         dim_ = get("embedding_length");
@@ -37,6 +38,15 @@ public:
             logit_softcap_ = *file.get_float(arch_ + ".final_logit_softcapping");
         }
         linear_factor_ = file.get_float(arch_ + ".rope.scaling.factor").value_or(1.0);
+        // Phi-3 LongRoPE (Phi3LongRoPEScaledRotaryEmbedding): inv_freq divided by the long factors past the
+        // original context, by the short ones within it; cos and sin times the attention factor.
+        const int64_t trained = *file.get_int(arch_ + ".context_length");
+        const int64_t original = file.get_int(arch_ + ".rope.scaling.original_context_length").value_or(trained);
+        const char* factors = file.find_tensor("rope_freqs.weight") ? "rope_freqs.weight"
+                              : (context > 0 ? context : trained) > original ? "rope_factors_long.weight"
+                                                                             : "rope_factors_short.weight";
+        if (file.find_tensor(factors)) rope_factors_ = vec(factors);
+        rope_magnitude_ = file.get_float(arch_ + ".rope.scaling.attn_factor").value_or(1.0);
     }
 
     // Logits (vocab floats) after each token of `tokens`, positions 0..n-1.
@@ -170,8 +180,7 @@ private:
         const bool local = arch_ == "gemma3" && sliding(layer);
         const double base = local ? 10000.0 : base_;
         const double scaled_position = static_cast<double>(position) / (local ? 1.0 : linear_factor_);
-        const GgufTensorInfo* factors_info = file_.find_tensor("rope_freqs.weight");
-        const std::vector<double> factors = factors_info ? vec("rope_freqs.weight") : std::vector<double>();
+        const std::vector<double>& factors = rope_factors_;
         const int64_t half = head_dim_ / 2;
         for (int64_t head = 0; head < num_heads; ++head) {
             double* h = x.data() + head * head_dim_;
@@ -183,8 +192,9 @@ private:
                 double& a = halves ? h[i] : h[2 * i];
                 double& b = halves ? h[i + half] : h[2 * i + 1];
                 const double a0 = a, b0 = b;
-                a = a0 * std::cos(angle) - b0 * std::sin(angle);
-                b = a0 * std::sin(angle) + b0 * std::cos(angle);
+                const double cos = rope_magnitude_ * std::cos(angle), sin = rope_magnitude_ * std::sin(angle);
+                a = a0 * cos - b0 * sin;
+                b = a0 * sin + b0 * cos;
             }
         }
     }
@@ -254,7 +264,8 @@ private:
     const GgufFile& file_;
     std::string arch_;
     int64_t dim_, num_layers_, num_heads_, num_kv_heads_, head_dim_, vocab_, window_;
-    double eps_, base_, scale_, linear_factor_;
+    double eps_, base_, scale_, linear_factor_, rope_magnitude_;
+    std::vector<double> rope_factors_;
     double attention_softcap_ = 0, logit_softcap_ = 0;
     bool gemma_;
 };

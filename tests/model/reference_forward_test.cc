@@ -17,6 +17,7 @@ namespace {
 struct ForwardCase {
     const char* preset;
     DType type;
+    int64_t context = 0;  // the model's context_length option (LongRoPE's choice of factors); 0: the file's
 };
 
 class ReferenceForwardTest : public ::testing::TestWithParam<ForwardCase> {
@@ -29,10 +30,10 @@ std::pair<double, double> ReferenceForwardTest::compare(bool repack) {
     const ForwardCase& param = GetParam();
     std::filesystem::create_directories(TERN_TEST_TMP);
     const std::string path = std::string(TERN_TEST_TMP) + "/ref_" + param.preset + "_" +
-                             std::string(dtype_name(param.type)) + ".gguf";
+                             std::string(dtype_name(param.type)) + "_" + std::to_string(param.context) + ".gguf";
     ThreadPool pool(2);
     EXPECT_TRUE(write_synth_model(*find_preset(param.preset), SynthOptions{param.type, 5}, path, &pool).is_ok());
-    auto loaded = Model::load(path, ModelOptions{repack, nullptr});
+    auto loaded = Model::load(path, ModelOptions{repack, nullptr, param.context});
     EXPECT_TRUE(loaded.is_ok()) << loaded.status().message();
     if (!loaded.is_ok()) return {1e9, 0.0};
     Model& model = *loaded.value();
@@ -43,7 +44,8 @@ std::pair<double, double> ReferenceForwardTest::compare(bool repack) {
     auto file = GgufFile::open(path);
     EXPECT_TRUE(file.is_ok()) << file.status().message();
     if (!file.is_ok()) return {1e9, 0.0};
-    const std::vector<std::vector<double>> expected = testing::ReferenceForward(*file.value()).run(tokens);
+    const std::vector<std::vector<double>> expected =
+        testing::ReferenceForward(*file.value(), param.context).run(tokens);
 
     // Positions 0-6 in one batch, the rest one token at a time against the cache.
     KvCache cache(model.hparams(), 2, 16);
@@ -139,6 +141,10 @@ INSTANTIATE_TEST_SUITE_P(Architectures, ReferenceForwardTest,
                                            ForwardCase{"tiny-qwen2moe", DType::kQ8_0},
                                            ForwardCase{"tiny-phi3", DType::kF32},
                                            ForwardCase{"tiny-phi3", DType::kQ8_0},
+                                           // Long factors (context 512 > 64), then short ones.
+                                           ForwardCase{"tiny-phi3-128k", DType::kF32},
+                                           ForwardCase{"tiny-phi3-128k", DType::kF32, 64},
+                                           ForwardCase{"tiny-phi3-128k", DType::kQ8_0},
                                            ForwardCase{"tiny-gemma2", DType::kF32},
                                            ForwardCase{"tiny-gemma2", DType::kQ8_0},
                                            ForwardCase{"tiny-gemma3", DType::kF32},
@@ -153,6 +159,7 @@ INSTANTIATE_TEST_SUITE_P(Architectures, ReferenceForwardTest,
                          [](const auto& info) {
                              std::string name = std::string(info.param.preset) + "_" +
                                                 std::string(dtype_name(info.param.type));
+                             if (info.param.context > 0) name += "_context" + std::to_string(info.param.context);
                              for (char& c : name) if (c == '-') c = '_';
                              return name;
                          });

@@ -68,8 +68,8 @@ TEST(ModelShape, GgufOfASynthModelGivesItsShapeAndExactBytes) {
 // Qwen3's head norms counted; a mixture of experts holds every expert and a step reads the ones a token uses.
 TEST(ModelShape, Qwen3AndAMixtureOfExpertsMatchTheirSynthFiles) {
     ThreadPool pool(1);
-    for (const char* preset : {"tiny-qwen3", "tiny-qwen3moe", "tiny-qwen2moe", "tiny-phi3", "tiny-gemma2", "tiny-gemma3",
-                               "tiny-mixtral"}) {
+    for (const char* preset : {"tiny-qwen3", "tiny-qwen3moe", "tiny-qwen2moe", "tiny-phi3", "tiny-phi3-128k",
+                               "tiny-gemma2", "tiny-gemma3", "tiny-mixtral"}) {
         SCOPED_TRACE(preset);
         const std::string path = temp_path(std::string(preset) + ".gguf");
         ASSERT_TRUE(write_synth_model(*find_preset(preset), SynthOptions{DType::kQ8_0, 1}, path, &pool).is_ok());
