@@ -47,7 +47,7 @@ struct ServeOptions {
 // One JSON line per request on stderr, as log collectors want it.
 void log_request(const std::string& endpoint, const server::Outcome& outcome) {
     static std::mutex mutex;
-    const nlohmann::json line = {{"event", "request"}, {"endpoint", endpoint}, {"status", outcome.status},
+    nlohmann::json line = {{"event", "request"}, {"endpoint", endpoint}, {"status", outcome.status},
                                  {"prompt_tokens", outcome.prompt_tokens},
                                  {"completion_tokens", outcome.completion_tokens},
                                  {"ttft_ms", outcome.ttft_ms},
@@ -55,6 +55,7 @@ void log_request(const std::string& endpoint, const server::Outcome& outcome) {
                                                  ? (outcome.total_ms - outcome.ttft_ms) / (outcome.completion_tokens - 1)
                                                  : 0.0},
                                  {"total_ms", outcome.total_ms}, {"finish_reason", outcome.finish_reason}};
+    if (!outcome.id.empty()) line["id"] = outcome.id;  // the id the client saw: its timings can be matched to these
     std::lock_guard lock(mutex);
     std::fprintf(stderr, "%s\n", line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
 }

@@ -218,8 +218,9 @@ std::variant<PreparedRequest, Outcome> prepare_request(const ServingContext& con
 
 namespace {
 
-Outcome finish_outcome(const ChoiceRunner& runner, Clock::time_point start) {
+Outcome finish_outcome(const ChoiceRunner& runner, const ResponseMeta& meta, Clock::time_point start) {
     Outcome outcome;
+    outcome.id = meta.id;
     const api::Usage usage = runner.usage();
     outcome.prompt_tokens = usage.prompt_tokens;
     outcome.completion_tokens = usage.completion_tokens;
@@ -277,7 +278,7 @@ void ResponseProducer::finish(std::vector<std::string>& events) {
         }
         return;
     }
-    outcome_ = finish_outcome(runner_, start_);
+    outcome_ = finish_outcome(runner_, prepared_.meta, start_);
     if (!prepared_.request.stream) {
         outcome_.body = completion_response(prepared_.meta, runner_.returned_results(), runner_.usage());
         return;
@@ -290,7 +291,7 @@ void ResponseProducer::client_gone() {
     if (finished_) return;
     runner_.abort_all();  // frees the KV at once
     finished_ = true;
-    outcome_ = finish_outcome(runner_, start_);
+    outcome_ = finish_outcome(runner_, prepared_.meta, start_);
     outcome_.status = 499;  // nginx's "client closed request", for the log only
     outcome_.finish_reason = "abort";
 }

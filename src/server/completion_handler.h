@@ -44,6 +44,7 @@ struct ServingContext {
 // What a request turned into: an HTTP status and body (the whole response, or an error), plus the figures of the
 // per-request log line.
 struct Outcome {
+    std::string id;  // the response's "cmpl-..." / "chatcmpl-...", once it ran
     int status = 200;
     nlohmann::json body;
     int64_t prompt_tokens = 0;

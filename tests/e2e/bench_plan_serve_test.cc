@@ -6,6 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <sstream>
 
 #include "run_command.h"
 #include "serve_process.h"
@@ -51,6 +52,38 @@ TEST(BenchAgainstServe, ClientMeansAgreeWithServerHistograms) {
     EXPECT_NEAR(client_ttft, server_ttft, 0.05 * server_ttft) << bench.out;
     EXPECT_NEAR(client_tpot, server_tpot, 0.05 * server_tpot) << bench.out;
     EXPECT_EQ(server.stop(), 0) << server.log();
+}
+
+// One stream at a time on a model whose step is about a millisecond: the client sees the first token within a few
+// milliseconds of the server's own TTFT. With Nagle's algorithm on the server's sockets it came 40 ms late (the
+// client's delayed ACK; docs/perf/serving.md), which the 15 ms margin catches with room for a loaded CI machine.
+// Each request's log line carries the response id the client saw.
+TEST(BenchAgainstServe, FirstTokenIsNotHeldBackBySmallWrites) {
+    testing::ServeProcess server;
+    ASSERT_EQ(server.start({"-m", testing::small_model_path(), "-t", "1"}), "");
+    const std::string result_path = testing::temp_dir() + "/bench_nodelay_" + std::to_string(::getpid()) + ".json";
+    const testing::CommandResult bench = testing::run_tern(
+        "bench serve --base-url " + server.base_url() +
+        " --num-prompts 12 --max-concurrency 1 --input-len 16 --output-len 16 --prompt-kind token-ids"
+        " --vocab-size 8192 --ignore-eos --server-metrics --no-progress --save-result " + result_path);
+    ASSERT_EQ(bench.exit_code, 0) << bench.err << bench.out;
+    const json result = read_json(result_path);
+    ASSERT_TRUE(result.is_object() && result["runs"].size() == 1) << bench.out;
+    const json& run = result["runs"][0];
+    const json& ttft = run["server_metrics"]["tern:time_to_first_token_seconds"];
+    ASSERT_EQ(ttft["count"], 12) << run.dump();
+    const double client_ttft = run["median_ttft_ms"].get<double>(), server_ttft = 1000 * ttft["mean"].get<double>();
+    EXPECT_LT(client_ttft - server_ttft, 15.0) << bench.out;
+    EXPECT_EQ(server.stop(), 0) << server.log();
+    int logged = 0;
+    std::istringstream lines(server.log());
+    for (std::string line; std::getline(lines, line);) {
+        const json parsed = json::parse(line, nullptr, false);
+        if (!parsed.is_object() || parsed.value("event", "") != "request") continue;
+        ++logged;
+        EXPECT_EQ(parsed.value("id", "").rfind("cmpl-", 0), 0u) << line;
+    }
+    EXPECT_GE(logged, 12) << server.log();
 }
 
 struct KvBudgetCase {
