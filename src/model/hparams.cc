@@ -97,8 +97,7 @@ Status read_sliding_window(const GgufFile& file, const std::string& prefix, HPar
                                             file.path(), prefix, *window));
     }
     hparams->sliding_window = *window;
-    if (hparams->architecture == Architecture::kGemma2) hparams->sliding_window_pattern = 2;
-    if (hparams->architecture == Architecture::kGemma3) hparams->sliding_window_pattern = 6;
+    hparams->sliding_window_pattern = kv::default_sliding_pattern(hparams->architecture_name);
     const std::optional<int64_t> pattern = file.get_int(prefix + "attention.sliding_window_pattern");
     if (pattern) {
         if (*pattern < 0 || *pattern > hparams->num_layers) {

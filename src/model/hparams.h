@@ -8,6 +8,7 @@
 
 #include "base/status.h"
 #include "formats/gguf.h"
+#include "kv/sliding_layers.h"
 
 namespace tern {
 
@@ -80,7 +81,7 @@ struct HParams {
     }
     bool is_sliding_layer(int64_t layer) const {
         if (sliding_window <= 0) return false;
-        return sliding_window_pattern == 0 || layer % sliding_window_pattern < sliding_window_pattern - 1;
+        return kv::layer_slides(layer, sliding_window_pattern);
     }
     bool has_sliding_layers() const { return sliding_window > 0; }
     float scores_scale() const {

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "formats/gguf.h"
+#include "kv/sliding_layers.h"
 #include "synth/presets.h"
 
 namespace tern::plan {
@@ -144,10 +145,9 @@ Result<ModelShape> shape_from_config_object(const nlohmann::json& config, const 
 }  // namespace
 
 int64_t count_sliding_layers(std::string_view architecture, int64_t num_layers, std::optional<int64_t> pattern) {
-    const int64_t every = pattern.value_or(architecture == "gemma2" ? 2 : architecture == "gemma3" ? 6 : 0);
-    if (every <= 0) return num_layers;
+    const int64_t every = pattern.value_or(kv::default_sliding_pattern(architecture));
     int64_t count = 0;
-    for (int64_t layer = 0; layer < num_layers; ++layer) count += layer % every < every - 1 ? 1 : 0;
+    for (int64_t layer = 0; layer < num_layers; ++layer) count += kv::layer_slides(layer, every) ? 1 : 0;
     return count;
 }
 
