@@ -31,15 +31,6 @@ std::string format_shape(const std::vector<int64_t>& shape) {
     return "[" + text + "]";
 }
 
-// llama.cpp's llama_ftype values for general.file_type.
-uint32_t file_type_of(DType type) {
-    switch (type) {
-        case DType::kF16: return 1;
-        case DType::kBF16: return 32;
-        default: return 0;
-    }
-}
-
 float load_element(const SafetensorsTensor& tensor, int64_t index) {
     if (tensor.type == DType::kF32) {
         float value;
@@ -136,7 +127,7 @@ void write_hparams(const HfConfig& config, const std::string& name, DType weight
     const std::string& arch = config.architecture;
     writer->add_string("general.architecture", arch);
     writer->add_string("general.name", name);
-    writer->add_u32("general.file_type", file_type_of(weight_type));
+    writer->add_u32("general.file_type", llama_file_type(weight_type));
     writer->add_u32("general.quantization_version", 2);
     writer->add_u32(arch + ".context_length", static_cast<uint32_t>(config.context_length));
     writer->add_u32(arch + ".embedding_length", static_cast<uint32_t>(config.hidden_size));

@@ -12,6 +12,24 @@
 #include "base/partial_files.h"
 
 namespace tern {
+
+uint32_t llama_file_type(DType weight_type) {
+    switch (weight_type) {
+        case DType::kF16: return 1;
+        case DType::kQ4_0: return 2;
+        case DType::kQ4_1: return 3;
+        case DType::kQ8_0: return 7;
+        case DType::kQ5_0: return 8;
+        case DType::kQ5_1: return 9;
+        case DType::kQ2_K: return 10;
+        case DType::kQ3_K: return 12;
+        case DType::kQ4_K: return 14;
+        case DType::kQ5_K: return 16;
+        case DType::kQ6_K: return 18;
+        case DType::kBF16: return 32;
+        default: return 0;
+    }
+}
 namespace {
 
 using EmitFn = std::function<void(const void*, size_t)>;

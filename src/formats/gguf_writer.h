@@ -13,6 +13,11 @@
 
 namespace tern {
 
+// `general.file_type` as llama.cpp reads it (its llama_ftype, not the ggml type id) for a file whose matrices are
+// mostly `weight_type`: Q4_K is "Q4_K - Small", Q5_K "Q5_K - Small" (the all-K-quant mixtures closest to one type),
+// a type with no llama_ftype 0 ("all F32"). Written as the ggml id, a Q4_K file read as "Q3_K - Medium".
+uint32_t llama_file_type(DType weight_type);
+
 class GgufWriter {
 public:
     // Fills `dst` (exactly the tensor's byte size) with the tensor's data.

@@ -104,7 +104,7 @@ void add_hparams(const ModelPreset& preset, const SynthOptions& options, GgufWri
     const std::string& arch = preset.architecture;
     writer->add_string("general.architecture", arch);
     writer->add_string("general.name", fmt::format("tern synth {} (random weights)", preset.name));
-    writer->add_u32("general.file_type", static_cast<uint32_t>(options.weight_type));
+    writer->add_u32("general.file_type", llama_file_type(options.weight_type));
     writer->add_u32(arch + ".context_length", static_cast<uint32_t>(preset.context_length));
     writer->add_u32(arch + ".embedding_length", static_cast<uint32_t>(preset.embedding_dim));
     writer->add_u32(arch + ".block_count", static_cast<uint32_t>(preset.num_layers));

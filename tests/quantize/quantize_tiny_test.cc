@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "formats/gguf.h"
+#include "formats/gguf_writer.h"
 #include "model/model.h"
 #include "quantize/quantizer.h"
 #include "synth/synth.h"
@@ -132,6 +133,23 @@ TEST_P(QuantizeSynthetic, QuantizesLoadsAndGenerates) {
     const double error = relative_error(base_logits, quant_logits);
     RecordProperty("logit_relative_error", std::to_string(error));
     EXPECT_LT(error, param.max_relative_error);
+}
+
+// tern synth and tern convert label a file as tern quantize does (llama.cpp's llama_ftype, which llama-bench prints):
+// an all-Q4_K synth file once said 12, which llama.cpp reads as "Q3_K - Medium".
+TEST(FileType, SynthAndConvertLabelFilesAsTheQuantizerDoes) {
+    for (QuantPreset preset : {QuantPreset::kQ8_0, QuantPreset::kQ4_0, QuantPreset::kQ4_K, QuantPreset::kQ5_K,
+                               QuantPreset::kQ6_K}) {
+        EXPECT_EQ(llama_file_type(preset_base_type(preset)), preset_file_type(preset)) << quant_preset_name(preset);
+    }
+    for (DType type : {DType::kQ4_K, DType::kQ8_0, DType::kQ6_K}) {
+        const std::string path = write_model(*find_preset("tiny"), type, "file-type-" +
+                                             std::string(dtype_name(type)) + ".gguf");
+        auto file = GgufFile::open(path);
+        ASSERT_TRUE(file.is_ok()) << file.status().message();
+        EXPECT_EQ(file.value()->get_int("general.file_type"), llama_file_type(type)) << dtype_name(type);
+    }
+    EXPECT_EQ(llama_file_type(DType::kQ4_K), 14u);  // LLAMA_FTYPE_MOSTLY_Q4_K_S
 }
 
 INSTANTIATE_TEST_SUITE_P(
