@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 
 namespace tern {
@@ -28,6 +29,16 @@ Result<std::unique_ptr<MappedFile>> MappedFile::open(const std::string& path) {
     ::close(fd);
     if (address == MAP_FAILED) return internal_error(path + ": mmap failed: " + std::strerror(map_errno));
     return std::unique_ptr<MappedFile>(new MappedFile(static_cast<const uint8_t*>(address), size));
+}
+
+void MappedFile::release_pages(const uint8_t* begin, size_t bytes) const {
+    if (data_ == nullptr || begin < data_ || bytes > size_ || begin - data_ > static_cast<ptrdiff_t>(size_ - bytes)) {
+        return;
+    }
+    const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const uintptr_t start = (reinterpret_cast<uintptr_t>(begin) + page - 1) / page * page;  // whole pages only:
+    const uintptr_t end = (reinterpret_cast<uintptr_t>(begin) + bytes) / page * page;      // neighbours share the rest
+    if (end > start) ::madvise(reinterpret_cast<void*>(start), end - start, MADV_DONTNEED);
 }
 
 MappedFile::~MappedFile() {

@@ -20,6 +20,11 @@ public:
     const uint8_t* data() const { return data_; }
     size_t size() const { return size_; }
 
+    // Drops the whole pages of [begin, begin + bytes) from this process's resident memory (MADV_DONTNEED): a later
+    // read of them faults them in again from the page cache, so this costs time, never correctness. A range
+    // outside the mapping is ignored.
+    void release_pages(const uint8_t* begin, size_t bytes) const;
+
 private:
     MappedFile(const uint8_t* data, size_t size) : data_(data), size_(size) {}
     const uint8_t* data_;

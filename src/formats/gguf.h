@@ -79,6 +79,10 @@ public:
     // the metadata stays. From then on the file on disk may be truncated or rewritten without harm; while it is
     // mapped, a read of a page the file no longer has dies with SIGBUS.
     void release_mapping();
+    // Drops a range of the mapped file's pages from resident memory once its bytes are copied (a file parsed from
+    // a caller's buffer keeps them: dropping an anonymous page would zero it). Model::load calls it tensor by tensor
+    // so that the mapping and the weights' own copy are not both resident at the end of the load.
+    void release_pages(const uint8_t* begin, int64_t bytes) const;
 
 private:
     friend class GgufParser;

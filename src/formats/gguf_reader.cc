@@ -311,6 +311,10 @@ void GgufFile::release_mapping() {
     mapping_.reset();
 }
 
+void GgufFile::release_pages(const uint8_t* begin, int64_t bytes) const {
+    if (mapping_ != nullptr && bytes > 0) mapping_->release_pages(begin, static_cast<size_t>(bytes));
+}
+
 Result<std::unique_ptr<GgufFile>> GgufFile::open(const std::string& path) {
     TERN_ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> mapping, MappedFile::open(path));
     TERN_ASSIGN_OR_RETURN(std::unique_ptr<GgufFile> file, parse(mapping->data(), mapping->size(), path));

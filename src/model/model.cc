@@ -50,7 +50,7 @@ Result<std::unique_ptr<Model>> Model::load(const std::string& path, const ModelO
     TERN_ASSIGN_OR_RETURN(model->hparams_, hparams_from_gguf(*model->file_));
     TERN_ASSIGN_OR_RETURN(model->weights_,
                           bind_weights(*model->file_, &model->hparams_, options.repack, options.context_length));
-    TERN_RETURN_IF_ERROR(copy_out_of_mapping(&model->weights_));
+    TERN_RETURN_IF_ERROR(copy_out_of_mapping(*model->file_, &model->weights_));
     model->kv_groups_ = kv_groups_for(model->hparams_);
     model->single_group_ = single_kv_group(model->hparams_);
     model->file_->release_mapping();

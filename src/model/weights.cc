@@ -26,9 +26,15 @@ public:
     // matrix on huge pages, those under 2 MiB included. Alone those sat on 4 KiB pages: loading a 3.2 GB mixture
     // (3,072 experts of 0.9 MB) faulted in each page, and its decode ran at 60% of the read bandwidth for a TLB
     // miss per 4 KiB read, 101% after (scripts/bench-architectures, docs/perf/architectures.md).
+    // A repacked matrix's file pages are dropped at once, so that the file's pages and the packed copy are not both
+    // resident by the end of the load (a 9 GB file peaked at 18 GB); row-major ones go when copy_out_of_mapping
+    // has copied them.
     PackedWeights pack(const MatrixView& view) {
         const int64_t bytes = kernels::packed_bytes(view, repack_);
-        return kernels::pack_weights(view, repack_, bytes > 0 ? arena_.allocate(static_cast<size_t>(bytes)) : nullptr);
+        PackedWeights packed =
+            kernels::pack_weights(view, repack_, bytes > 0 ? arena_.allocate(static_cast<size_t>(bytes)) : nullptr);
+        if (bytes > 0) file_.release_pages(view.data, view.num_rows * view.row_stride);
+        return packed;
     }
 
     Status matrix_view(const std::string& name, int64_t row_length, int64_t num_rows, MatrixView* out) {
@@ -175,21 +181,23 @@ Status bind_layer(Binder& binder, const HParams& hp, int64_t layer_idx, LayerWei
     return binder.matrix(prefix + "ffn_down.weight", hp.ffn_dim, dim, &layer->w_down);
 }
 
-// A copy of `view`'s bytes in `storage`; `view` then reads the copy.
-Status copy_matrix(MatrixView* view, std::shared_ptr<uint8_t>* storage) {
+// A copy of `view`'s bytes in `storage`; `view` then reads the copy, and the file's pages are dropped.
+Status copy_matrix(const GgufFile& file, MatrixView* view, std::shared_ptr<uint8_t>* storage) {
     const auto bytes = static_cast<size_t>(view->num_rows * view->row_stride);
     *storage = allocate_large(bytes);
     if (*storage == nullptr) {
         return Status(StatusCode::kResourceExhausted, fmt::format("cannot allocate {} bytes for the weights", bytes));
     }
     std::memcpy(storage->get(), view->data, bytes);
+    file.release_pages(view->data, static_cast<int64_t>(bytes));
     view->data = storage->get();
     return Status::ok();
 }
 
 // A row-major matrix gets its own copy (or shares the embedding's, when it is the tied output); a repacked one
 // never reads its source again.
-Status copy_packed(const MatrixView& embedding_in_file, const ModelWeights& weights, PackedWeights* packed) {
+Status copy_packed(const GgufFile& file, const MatrixView& embedding_in_file, const ModelWeights& weights,
+                   PackedWeights* packed) {
     if (packed->layout != kernels::WeightLayout::kRowMajor) {
         packed->view.data = nullptr;
         return Status::ok();
@@ -199,7 +207,7 @@ Status copy_packed(const MatrixView& embedding_in_file, const ModelWeights& weig
         packed->data = weights.token_embedding_storage;
         return Status::ok();
     }
-    return copy_matrix(&packed->view, &packed->data);
+    return copy_matrix(file, &packed->view, &packed->data);
 }
 
 // The divisors of RoPE's frequencies: Llama 3.1's rope_freqs, or of Phi-3's LongRoPE pair the long factors when the
@@ -231,19 +239,19 @@ Status bind_rope_factors(const GgufFile& file, Binder& binder, const HParams& hp
 
 }  // namespace
 
-Status copy_out_of_mapping(ModelWeights* weights) {
+Status copy_out_of_mapping(const GgufFile& file, ModelWeights* weights) {
     const MatrixView embedding_in_file = weights->token_embedding;
-    TERN_RETURN_IF_ERROR(copy_matrix(&weights->token_embedding, &weights->token_embedding_storage));
-    TERN_RETURN_IF_ERROR(copy_packed(embedding_in_file, *weights, &weights->output));
+    TERN_RETURN_IF_ERROR(copy_matrix(file, &weights->token_embedding, &weights->token_embedding_storage));
+    TERN_RETURN_IF_ERROR(copy_packed(file, embedding_in_file, *weights, &weights->output));
     for (LayerWeights& layer : weights->layers) {
         for (PackedWeights* matrix : {&layer.wq, &layer.wk, &layer.wv, &layer.wo, &layer.w_gate, &layer.w_up,
                                       &layer.w_down, &layer.router}) {
             if (matrix->view.num_rows == 0) continue;  // a dense or an expert feed-forward's, not both
-            TERN_RETURN_IF_ERROR(copy_packed(embedding_in_file, *weights, matrix));
+            TERN_RETURN_IF_ERROR(copy_packed(file, embedding_in_file, *weights, matrix));
         }
         for (auto* experts : {&layer.expert_gate, &layer.expert_up, &layer.expert_down}) {
             for (PackedWeights& matrix : *experts) {
-                TERN_RETURN_IF_ERROR(copy_packed(embedding_in_file, *weights, &matrix));
+                TERN_RETURN_IF_ERROR(copy_packed(file, embedding_in_file, *weights, &matrix));
             }
         }
     }

@@ -51,7 +51,8 @@ Result<ModelWeights> bind_weights(const GgufFile& file, HParams* hparams, bool r
 
 // Copies the token embedding and every matrix left row-major into memory of the weights' own (huge pages), and
 // forgets the file bytes behind repacked matrices (their views keep shape and type, with null data). Afterwards
-// nothing in `weights` points into the file. Fails only when the memory cannot be had.
-Status copy_out_of_mapping(ModelWeights* weights);
+// nothing in `weights` points into the file, and the pages of the file's copied bytes are dropped from resident
+// memory. Fails only when the memory cannot be had.
+Status copy_out_of_mapping(const GgufFile& file, ModelWeights* weights);
 
 }  // namespace tern
