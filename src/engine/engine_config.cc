@@ -7,6 +7,8 @@
 #include <fstream>
 #include <string>
 
+#include "base/available_memory.h"
+#include "base/log.h"
 #include "kv/kv_manager.h"
 #include "model/kv_groups.h"
 
@@ -49,14 +51,13 @@ std::string EngineCapacity::describe() const {
 }
 
 uint64_t available_memory_bytes() {
-    std::ifstream meminfo("/proc/meminfo");
-    std::string key;
-    uint64_t value = 0;
-    std::string unit;
-    while (meminfo >> key >> value >> unit) {
-        if (key == "MemAvailable:") return value * 1024;
+    const AvailableMemory memory = read_available_memory();
+    if (memory.cgroup_headroom && *memory.cgroup_headroom < memory.host_available) {
+        log_info("memory: {:.2f} GiB available under the cgroup limit of {} (the host has {:.2f} GiB)",
+                 static_cast<double>(*memory.cgroup_headroom) / (1ull << 30), memory.cgroup_limited_by,
+                 static_cast<double>(memory.host_available) / (1ull << 30));
     }
-    return 0;
+    return memory.bytes();
 }
 
 namespace {

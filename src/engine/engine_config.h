@@ -67,7 +67,8 @@ struct EngineCapacity {
 // never fit are rejected one by one, with the reason.)
 Result<EngineCapacity> plan_capacity(const HParams& hparams, const EngineConfig& config);
 
-// MemAvailable from /proc/meminfo, or 0 when it cannot be read.
+// What this process can still take (base/available_memory.h): MemAvailable, or the headroom under its cgroup's
+// memory limit when that is less (a container); 0 when neither can be read.
 uint64_t available_memory_bytes();
 
 }  // namespace tern::engine
