@@ -250,7 +250,11 @@ Status run_serve(const ServeOptions& options) {
             server::ServerMetrics* metrics = state.published_metrics.load();
             return metrics != nullptr ? metrics->render() : std::string();
         },
-        log_request);
+        [&state](const std::string& endpoint, const server::Outcome& outcome) {
+            log_request(endpoint, outcome);
+            server::ServerMetrics* metrics = state.published_metrics.load();
+            if (metrics != nullptr) metrics->on_response(endpoint, outcome.status);
+        });
     TERN_RETURN_IF_ERROR(http.bind());
     HttpThread http_thread(http);
     log_info("listening on http://{}:{} (not ready until the model is loaded)", options.host, http.bound_port());

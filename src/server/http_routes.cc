@@ -17,9 +17,10 @@ std::optional<json> parse_body(const http::Request& request) {
     return body;
 }
 
-http::Answer bad_body() {
-    return http::error_answer(400, "the request body must be a JSON object (valid JSON, valid UTF-8)");
-}
+constexpr const char* kBadBody = "the request body must be a JSON object (valid JSON, valid UTF-8)";
+
+http::Answer bad_body() { return http::error_answer(400, kBadBody); }
+Outcome bad_body_outcome() { return error_outcome(400, kBadBody); }
 
 bool is_generation_path(const std::string& path) {
     return path == "/v1/completions" || path == "/v1/chat/completions";
@@ -42,6 +43,13 @@ http::Answer outcome_answer(const Outcome& outcome) {
 }
 
 http::Answer EngineJob::whole_answer() const { return outcome_answer(outcome()); }
+
+// A generation or embedding request refused before it ran (bad body or fields, a full queue, draining) is logged and
+// counted as one that ran: an overload shows in the request log and in tern:http_responses_total.
+http::Answer Routes::refused(const std::string& path, const Outcome& outcome) const {
+    if (on_request_) on_request_(path, outcome);
+    return outcome_answer(outcome);
+}
 
 void EngineJob::delivered() {
     if (observer_) observer_(path_, outcome());
@@ -125,10 +133,10 @@ bool GenerationJob::poll(std::vector<std::string>& events) {
 http::RouteResult Routes::generation(ServingContext& context, const http::Request& request, api::Endpoint endpoint) const {
     const auto start = std::chrono::steady_clock::now();
     std::optional<json> body = parse_body(request);
-    if (!body) return bad_body();
+    if (!body) return refused(request.path, bad_body_outcome());
     auto parsed = parse_completion_request(endpoint, *body);
     if (auto* error = std::get_if<RequestError>(&parsed)) {
-        return outcome_answer(error_outcome(400, error->message, error->param));
+        return refused(request.path, error_outcome(400, error->message, error->param));
     }
     CompletionRequest& completion = std::get<CompletionRequest>(parsed);
     if (completion.constraint || completion.tools) {
@@ -138,22 +146,24 @@ http::RouteResult Routes::generation(ServingContext& context, const http::Reques
         if (completion.tools) api::keep_tool_order(ordered_body, *completion.tools);
     }
     auto prepared = prepare_request(context, std::move(completion));
-    if (auto* outcome = std::get_if<Outcome>(&prepared)) return outcome_answer(*outcome);
-    auto job = std::make_unique<GenerationJob>(request.path, on_request_, context, std::move(std::get<PreparedRequest>(prepared)));
-    if (auto failed = job->submit(start)) return outcome_answer(*failed);  // 429 at once when the queue is full
+    if (auto* outcome = std::get_if<Outcome>(&prepared)) return refused(request.path, *outcome);
+    auto job = std::make_unique<GenerationJob>(request.path, on_request_, context,
+                                               std::move(std::get<PreparedRequest>(prepared)));
+    if (auto failed = job->submit(start)) return refused(request.path, *failed);  // 429 at once when the queue is full
     return job;
 }
 
 http::RouteResult Routes::embeddings(ServingContext& context, const http::Request& request) const {
     const auto start = std::chrono::steady_clock::now();
     std::optional<json> body = parse_body(request);
-    if (!body) return bad_body();
+    if (!body) return refused(request.path, bad_body_outcome());
     auto parsed = parse_embedding_request(*body, context.embedding_dim);
     if (auto* error = std::get_if<RequestError>(&parsed)) {
-        return outcome_answer(error_outcome(400, error->message, error->param));
+        return refused(request.path, error_outcome(400, error->message, error->param));
     }
-    auto job = std::make_unique<EmbeddingJob>(request.path, on_request_, context, std::move(std::get<EmbeddingRequest>(parsed)));
-    if (auto failed = job->submit(start)) return outcome_answer(*failed);
+    auto job = std::make_unique<EmbeddingJob>(request.path, on_request_, context,
+                                              std::move(std::get<EmbeddingRequest>(parsed)));
+    if (auto failed = job->submit(start)) return refused(request.path, *failed);
     return job;
 }
 

@@ -69,6 +69,7 @@ public:
 
 private:
     std::optional<http::Answer> refusal(const http::Request& request) const;
+    http::Answer refused(const std::string& path, const Outcome& outcome) const;
     http::Answer ready_answer() const;
     http::Answer models_answer(const ServingContext& context) const;
     http::RouteResult generation(ServingContext& context, const http::Request& request, api::Endpoint endpoint) const;

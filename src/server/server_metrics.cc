@@ -54,6 +54,10 @@ Status ServerMetrics::register_all(int64_t weight_bytes, int64_t kv_bytes) {
     TERN_ASSIGN_OR_RETURN(waiting_, r.add_gauge("tern:num_requests_waiting", "Requests waiting to be scheduled"));
     TERN_ASSIGN_OR_RETURN(kv_usage_, r.add_gauge("tern:kv_cache_usage_perc", "Fraction of KV blocks in use (1 = all)"));
     TERN_ASSIGN_OR_RETURN(memory_, r.add_gauge("tern:memory_bytes", "Process memory by kind", {"kind"}));
+    // Every answered request, refusals included (the finished-request counter above sees only what ran): the
+    // error-rate alert of deploy/prometheus divides its 5xx by all.
+    TERN_ASSIGN_OR_RETURN(responses_, r.add_counter("tern:http_responses_total", "Answered API requests by endpoint "
+                                                    "and HTTP status", {"endpoint", "status"}));
     memory_->with_labels({"weights"}).set(static_cast<double>(weight_bytes));
     memory_->with_labels({"kv_cache"}).set(static_cast<double>(kv_bytes));
     memory_->set_callback({"resident"}, resident_bytes);
@@ -68,6 +72,10 @@ void ServerMetrics::attach(const serving::AsyncEngine& engine) {
         return static_cast<double>(stats.engine.num_waiting + stats.num_inbox);
     });
     kv_usage_->set_callback({}, [&engine] { return engine.stats().engine.kv_usage; });
+}
+
+void ServerMetrics::on_response(const std::string& endpoint, int status) {
+    responses_->with_labels({endpoint, std::to_string(status)}).inc();
 }
 
 void ServerMetrics::on_finish(const engine::RequestOutput& output) {

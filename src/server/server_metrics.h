@@ -20,6 +20,7 @@ public:
     void attach(const serving::AsyncEngine& engine);
     void on_finish(const engine::RequestOutput& output);  // engine thread
     void on_step(const engine::EngineStats& stats);       // engine thread
+    void on_response(const std::string& endpoint, int status);  // any thread, once per answered request
     std::string render() const { return registry_.render(); }
 
 private:
@@ -42,6 +43,7 @@ private:
     metrics::Family<metrics::Gauge>* waiting_ = nullptr;
     metrics::Family<metrics::Gauge>* kv_usage_ = nullptr;
     metrics::Family<metrics::Gauge>* memory_ = nullptr;
+    metrics::Family<metrics::Counter>* responses_ = nullptr;
     engine::EngineStats last_stats_;  // engine thread only: the counters' previous values
 };
 

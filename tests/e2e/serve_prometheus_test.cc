@@ -89,6 +89,8 @@ TEST(ServePrometheus, ScrapedTtftCountEqualsRequestsSent) {
     EXPECT_EQ(testing::metric_value(testing::http_get(server.port(), "/metrics").body,
                                     "tern:time_to_first_token_seconds_count"),
               kRequests);
+    // A refused request counts among the answers by status (deploy/prometheus's error-rate alert reads them).
+    ASSERT_EQ(testing::http_post(server.port(), "/v1/completions", "{\"prompt\": ").status, 400);
 
     double count = std::nan("");
     const auto deadline = Clock::now() + std::chrono::seconds(40);
@@ -99,6 +101,9 @@ TEST(ServePrometheus, ScrapedTtftCountEqualsRequestsSent) {
     EXPECT_EQ(count, kRequests) << "prometheus log:\n" << prometheus.log();
     EXPECT_EQ(prometheus.query("up%7Bjob%3D%22tern%22%7D"), 1);  // up{job="tern"}
     EXPECT_EQ(prometheus.query("sum%28tern:request_success_total%29"), kRequests);
+    // sum(tern:http_responses_total{status="200"}) and {status="400"}
+    EXPECT_EQ(prometheus.query("sum%28tern:http_responses_total%7Bstatus%3D%22200%22%7D%29"), kRequests);
+    EXPECT_EQ(prometheus.query("sum%28tern:http_responses_total%7Bstatus%3D%22400%22%7D%29"), 1);
     EXPECT_EQ(server.stop(), 0) << server.log();
 }
 
