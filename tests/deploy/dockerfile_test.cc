@@ -2,26 +2,15 @@
 // stage installs the Debian package of every shared library the tern just built links (`ldd`, `dpkg -S`), and its
 // build stage installs scripts/install-deps' build packages (less the test and benchmark libraries it turns off).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <regex>
-#include <set>
-#include <sstream>
-#include <string>
+
+#include "deploy_helpers.h"
 
 namespace tern {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string read_file(const std::string& path) {
-    std::ifstream stream(path);
-    return std::string(std::istreambuf_iterator<char>(stream), {});
-}
 
 // stdout of `command`; empty when it fails.
 std::string output_of(const std::string& command) {
@@ -48,12 +37,10 @@ std::set<std::string> installed_in(const std::string& dockerfile, const std::str
     return packages;
 }
 
-const std::string kDockerfile = std::string(TERN_DEPLOY_DIR) + "/docker/Dockerfile";
-
 TEST(Dockerfile, RuntimeStageInstallsEveryLibraryTernLinks) {
     const std::string ldd = output_of("ldd '" + std::string(TERN_BINARY) + "'");
     if (ldd.empty() || output_of("command -v dpkg").empty()) GTEST_SKIP() << "ldd or dpkg is not available";
-    const std::string dockerfile = read_file(kDockerfile);
+    const std::string dockerfile = testing::read_deploy_file("docker/Dockerfile");
     ASSERT_FALSE(dockerfile.empty());
     const std::set<std::string> runtime = installed_in(dockerfile, "FROM debian:bookworm-slim", "COPY --from");
     // In debian:bookworm-slim already (apt itself needs them).
@@ -77,8 +64,8 @@ TEST(Dockerfile, RuntimeStageInstallsEveryLibraryTernLinks) {
 }
 
 TEST(Dockerfile, BuildStageInstallsTheBuildPackages) {
-    const std::string dockerfile = read_file(kDockerfile);
-    const std::string install_deps = read_file(std::string(TERN_DEPLOY_DIR) + "/../scripts/install-deps");
+    const std::string dockerfile = testing::read_deploy_file("docker/Dockerfile");
+    const std::string install_deps = testing::read_deploy_file("../scripts/install-deps");
     ASSERT_FALSE(dockerfile.empty());
     const size_t begin = install_deps.find("packages=("), end = install_deps.find(')', begin);
     ASSERT_NE(begin, std::string::npos);
