@@ -24,6 +24,7 @@ void register_quantize(CLI::App& app);       // apps/cmd_quantize.cc
 void register_eval(CLI::App& app);           // apps/cmd_eval.cc: `eval perplexity`, `eval compare`
 void register_serve(CLI::App& app);           // apps/cmd_serve.cc: the OpenAI-compatible server
 void register_route(CLI::App& app);           // apps/cmd_route.cc: the gateway in front of replicas
+void register_doctor(CLI::App& app);          // apps/cmd_doctor.cc: the machine checked for serving
 void register_bench(CLI::App& app);           // apps/cmd_bench.cc: the `bench` group
 void register_bench_serve(CLI::App& bench);   // apps/cmd_bench_serve.cc: `bench serve`, `bench compare`
 void register_bench_model(CLI::App& bench);   // apps/cmd_bench_model.cc: `bench model`

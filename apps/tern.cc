@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
     tern::apps::register_eval(app);
     tern::apps::register_serve(app);
     tern::apps::register_route(app);
+    tern::apps::register_doctor(app);
     tern::apps::register_bench(app);
     try {
         app.parse(argc, argv);
