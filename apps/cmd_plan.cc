@@ -1,9 +1,12 @@
 // tern plan: capacity and cost from model + hardware + workload (issue 7). Flags -> PlanOptions -> make_plan.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 
 #include "apps/commands.h"
+#include "doctor/machine_facts.h"
+#include "model_bench/model_bench.h"
 #include "plan/plan_report.h"
 #include "plan/planner.h"
 #include "plan/units.h"
@@ -60,12 +63,33 @@ void print_presets() {
     }
 }
 
+// --device local: this machine as `tern doctor` sees it, measured now (a few seconds): the memory this process can
+// take, the read bandwidth, the fp32 FMA and int8 peaks of two threads; the cpu preset's efficiencies on top.
+plan::DeviceSpec measure_local_device() {
+    plan::DeviceSpec device = *plan::find_device("cpu");
+    const doctor::MachineFacts facts = doctor::read_machine_facts();
+    ThreadPool pool(std::max(1, facts.usable_cores));
+    device.name = "local";
+    device.description = fmt::format("this machine, measured now: {} ({} cores, {} kernels)", facts.cpu_model,
+                                     facts.usable_cores, facts.kernels);
+    device.memory_bytes = static_cast<int64_t>(facts.memory.bytes());
+    device.bandwidth_bytes_per_s = measure_memory_bandwidth(pool, int64_t{1} << 30, 3).read_gb_per_s.median() * 1e9;
+    if (auto peak = measure_compute_peak(pool, 3); peak.is_ok()) {
+        device.fp16_flops = peak.value().fp32_gflops.median() * 1e9;
+        device.int8_ops = peak.value().int8_gops.median() * 1e9;
+    }
+    return device;
+}
+
 Result<plan::DeviceSpec> resolve_device(const PlanCommandOptions& options) {
     plan::DeviceSpec device;
-    if (!options.device.empty()) {
+    if (options.device == "local") {
+        device = measure_local_device();
+    } else if (!options.device.empty()) {
         const std::optional<plan::DeviceSpec> preset = plan::find_device(options.device);
         if (!preset) {
-            return invalid_argument(fmt::format("unknown device '{}'; choose one of: {} (or give --device-mem)",
+            return invalid_argument(fmt::format("unknown device '{}'; choose one of: {}, local (this machine, "
+                                                "measured now) (or give --device-mem)",
                                                 options.device, plan::device_preset_names()));
         }
         device = *preset;
@@ -171,7 +195,8 @@ void add_length_flags(CLI::App* command, PlanCommandOptions* options) {
 }
 
 void add_device_flags(CLI::App* command, PlanCommandOptions* options) {
-    command->add_option("--device", options->device, "Device preset: " + plan::device_preset_names());
+    command->add_option("--device", options->device, "Device preset: " + plan::device_preset_names() +
+                        ", or local (this machine, measured now: memory, bandwidth, peaks)");
     command->add_option("--device-mem", options->device_memory,
                         "Device memory: 24 or 24GB (10^9 bytes), 24GiB, 512MiB");
     command->add_option("--device-bw", options->device_bandwidth_gbs, "Device memory bandwidth, GB/s");

@@ -105,5 +105,17 @@ TEST(DoctorCommand, JsonReportOnASyntheticModel) {
     std::filesystem::remove(path);
 }
 
+// tern plan --device local plans with this machine's figures measured now, not a preset's.
+TEST(DoctorCommand, PlanOnTheLocalDeviceMeasuresIt) {
+    const testing::CommandResult result =
+        testing::run_tern("plan --model tinyllama-1.1b --weight-type q4_0 --device local --json");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const nlohmann::json device = nlohmann::json::parse(result.out)["device"];
+    EXPECT_EQ(device["name"], "local");
+    EXPECT_GT(device["memory_bytes"].get<double>(), 0.0);
+    EXPECT_GT(device["bandwidth_bytes_per_s"].get<double>(), 1e8);
+    EXPECT_NE(device["description"].get<std::string>().find("measured now"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tern::doctor
