@@ -54,6 +54,8 @@ void log_request(const std::string& endpoint, const server::Outcome& outcome) {
                                  {"tpot_ms", outcome.completion_tokens > 1 && outcome.ttft_ms >= 0
                                                  ? (outcome.total_ms - outcome.ttft_ms) / (outcome.completion_tokens - 1)
                                                  : 0.0},
+                                 {"itl_p50_ms", outcome.itl_p50_ms}, {"itl_p99_ms", outcome.itl_p99_ms},
+                                 {"itl_max_ms", outcome.itl_max_ms},
                                  {"total_ms", outcome.total_ms}, {"finish_reason", outcome.finish_reason}};
     if (!outcome.id.empty()) line["id"] = outcome.id;  // the id the client saw: its timings can be matched to these
     std::lock_guard lock(mutex);

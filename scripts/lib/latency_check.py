@@ -9,7 +9,8 @@
       Reads `tern serve`'s per-request log lines (JSON on stderr) after FROM_LINE and the client's records (KIND
       socket: this script's; bench: `tern bench serve --save-result`), and prints one Markdown row: client and server
       TTFT p50 / p99, the client's inter-token gaps p50 / p99 against the server's time per output token p50 / p99,
-      and for the socket client (whose records carry the response id) the per-request differences client - server.
+      and for the socket client (whose records carry the response id) the per-request differences client - server
+      of TTFT and of each request's gap p50 and p99 (the server's log line has them: itl_p50_ms, itl_p99_ms).
 """
 import json
 import socket
@@ -109,17 +110,19 @@ def compare(log_path, from_line, client_path, kind):
         client_ttft = [r["ttft_ms"] for r in records]
         client_gaps = [g for r in records for g in r["itl_ms"]]
         by_id = {line.get("id"): line for line in server}
-        ttft_diff = [r["ttft_ms"] - by_id[r["id"]]["ttft_ms"] for r in records if r["id"] in by_id]
-        tpot_diff = [statistics.mean(r["itl_ms"]) - by_id[r["id"]]["tpot_ms"]
-                     for r in records if r["id"] in by_id and r["itl_ms"]]
-        differences = (f" | {percentile(ttft_diff, 50):.2f} / {percentile(ttft_diff, 99):.2f}"
-                       f" | {percentile(tpot_diff, 50):.2f} / {percentile(tpot_diff, 99):.2f}")
+        matched = [(r, by_id[r["id"]]) for r in records if r["id"] in by_id and r["itl_ms"]]
+        ttft_diff = [r["ttft_ms"] - line["ttft_ms"] for r, line in matched]
+        # Each request's own gap percentiles, the client's less the server's (its log line's itl_p50/p99_ms).
+        p50_diff = [percentile(r["itl_ms"], 50) - line.get("itl_p50_ms", float("nan")) for r, line in matched]
+        p99_diff = [percentile(r["itl_ms"], 99) - line.get("itl_p99_ms", float("nan")) for r, line in matched]
+        differences = "".join(f" | {percentile(d, 50):.2f} / {percentile(d, 99):.2f}"
+                              for d in (ttft_diff, p50_diff, p99_diff))
     server_ttft = [line["ttft_ms"] for line in server]
     server_tpot = [line["tpot_ms"] for line in server]
     print(f"| {len(server)} | {percentile(client_ttft, 50):.2f} / {percentile(client_ttft, 99):.2f}"
           f" | {percentile(server_ttft, 50):.2f} / {percentile(server_ttft, 99):.2f}"
           f" | {percentile(client_gaps, 50):.2f} / {percentile(client_gaps, 99):.2f}"
-          f" | {percentile(server_tpot, 50):.2f} / {percentile(server_tpot, 99):.2f}{differences or ' | |'} |")
+          f" | {percentile(server_tpot, 50):.2f} / {percentile(server_tpot, 99):.2f}{differences or ' | | |'} |")
 
 
 if __name__ == "__main__":

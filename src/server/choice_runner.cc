@@ -195,7 +195,13 @@ void ChoiceRunner::take_prompt_logprobs(const Choice& choice, const std::vector<
 // token with no text, always had here.
 void ChoiceRunner::take_token(Choice& choice, const engine::RequestOutput& output, ChoiceDelta& delta) {
     ChoiceResult& result = results_[static_cast<size_t>(choice.index)];
-    if (!first_token_time_) first_token_time_ = std::chrono::steady_clock::now();
+    const auto now = std::chrono::steady_clock::now();
+    if (!first_token_time_) {
+        first_token_time_ = now;
+    } else {
+        token_gaps_ms_.push_back(std::chrono::duration<double, std::milli>(now - last_token_time_).count());
+    }
+    last_token_time_ = now;
     ++result.completion_tokens;
     if (output.finish_reason != engine::FinishReason::kStop) delta.text = choice.text.push(*output.token);
     if (!output.logprobs) return;

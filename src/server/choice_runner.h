@@ -52,6 +52,9 @@ public:
     std::vector<ChoiceResult> returned_results() const;
     api::Usage usage() const;
     std::optional<std::chrono::steady_clock::time_point> first_token_time() const { return first_token_time_; }
+    // Milliseconds between the tokens as the server took them (all choices together), for the request log line:
+    // what a client's inter-token gaps are compared with (scripts/bench-latency).
+    const std::vector<double>& token_gaps_ms() const { return token_gaps_ms_; }
 
 private:
     struct Choice;
@@ -71,6 +74,8 @@ private:
     std::vector<ChoiceResult> results_;
     std::optional<Outcome> failure_;
     std::optional<std::chrono::steady_clock::time_point> first_token_time_;
+    std::chrono::steady_clock::time_point last_token_time_;
+    std::vector<double> token_gaps_ms_;
     size_t cursor_ = 0;
 };
 

@@ -1,5 +1,7 @@
 #include "server/completion_handler.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include <atomic>
@@ -229,6 +231,16 @@ Outcome finish_outcome(const ChoiceRunner& runner, const ResponseMeta& meta, Clo
         outcome.ttft_ms = std::chrono::duration<double, std::milli>(*first - start).count();
     }
     if (!runner.results().empty()) outcome.finish_reason = runner.results().front().finish_reason;
+    std::vector<double> gaps = runner.token_gaps_ms();
+    if (!gaps.empty()) {
+        std::sort(gaps.begin(), gaps.end());
+        const auto at = [&](double share) {
+            return gaps[static_cast<size_t>(share * static_cast<double>(gaps.size() - 1))];
+        };
+        outcome.itl_p50_ms = at(0.5);
+        outcome.itl_p99_ms = at(0.99);
+        outcome.itl_max_ms = gaps.back();
+    }
     return outcome;
 }
 

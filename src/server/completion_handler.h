@@ -51,6 +51,7 @@ struct Outcome {
     int64_t completion_tokens = 0;
     double ttft_ms = -1;
     double total_ms = 0;
+    double itl_p50_ms = 0, itl_p99_ms = 0, itl_max_ms = 0;  // gaps between tokens as the server took them
     std::string finish_reason;
 };
 

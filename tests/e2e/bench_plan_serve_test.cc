@@ -82,6 +82,10 @@ TEST(BenchAgainstServe, FirstTokenIsNotHeldBackBySmallWrites) {
         if (!parsed.is_object() || parsed.value("event", "") != "request") continue;
         ++logged;
         EXPECT_EQ(parsed.value("id", "").rfind("cmpl-", 0), 0u) << line;
+        // 16 tokens, 15 gaps as the server took them: ordered percentiles.
+        EXPECT_GT(parsed.value("itl_p50_ms", -1.0), 0.0) << line;
+        EXPECT_LE(parsed.value("itl_p50_ms", 0.0), parsed.value("itl_p99_ms", 0.0)) << line;
+        EXPECT_LE(parsed.value("itl_p99_ms", 0.0), parsed.value("itl_max_ms", 0.0)) << line;
     }
     EXPECT_GE(logged, 12) << server.log();
 }
