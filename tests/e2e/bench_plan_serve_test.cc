@@ -2,6 +2,7 @@
 // own /metrics histograms, and the planner's KV capacity for a budget is the block count the server reports.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -49,7 +50,9 @@ TEST(BenchAgainstServe, ClientMeansAgreeWithServerHistograms) {
     EXPECT_EQ(tpot["count"], 16);
     const double client_ttft = run["mean_ttft_ms"].get<double>(), server_ttft = 1000 * ttft["mean"].get<double>();
     const double client_tpot = run["mean_tpot_ms"].get<double>(), server_tpot = 1000 * tpot["mean"].get<double>();
-    EXPECT_NEAR(client_ttft, server_ttft, 0.05 * server_ttft) << bench.out;
+    // The client's TTFT also holds the request's HTTP path (parse, tokenize) that the engine's histogram starts
+    // after: 12 ms on a cold first run of a fresh clone (5.7% of a 208 ms TTFT), hence the 15 ms floor.
+    EXPECT_NEAR(client_ttft, server_ttft, std::max(0.05 * server_ttft, 15.0)) << bench.out;
     EXPECT_NEAR(client_tpot, server_tpot, 0.05 * server_tpot) << bench.out;
     EXPECT_EQ(server.stop(), 0) << server.log();
 }
