@@ -9,7 +9,7 @@
 #include "apps/commands.h"
 #include "doctor/advice.h"
 #include "generate/generator.h"
-#include "model_bench/model_bench.h"
+#include "plan/kv_capacity.h"
 #include "plan/model_shape.h"
 #include "tokenizer/tokenizer.h"
 
@@ -28,7 +28,7 @@ Result<doctor::ModelNeeds> model_needs(const std::string& path) {
     needs.path = path;
     needs.weight_bytes = shape.file_weight_bytes.value_or(0);
     needs.decode_bytes_per_token = shape.file_matmul_bytes.value_or(needs.weight_bytes);
-    needs.kv_bytes_per_token = 2 * shape.num_layers * shape.kv_dim() * 2;  // K and V, every layer, f16
+    needs.kv_bytes_per_token = plan::kv_bytes_per_token(shape, DType::kF16);
     needs.context_length = shape.context_length;
     return needs;
 }
@@ -94,15 +94,15 @@ void print_text(const nlohmann::json& report) {
 Status run_doctor(const DoctorOptions& options) {
     const doctor::MachineFacts facts = doctor::read_machine_facts();
     ThreadPool pool(options.num_threads);
-    const MemoryBandwidth bandwidth = measure_memory_bandwidth(pool, int64_t{1} << 30, 3);
+    const doctor::MeasuredCeilings ceilings = doctor::measure_ceilings(pool);
     nlohmann::json report = {{"machine", machine_json(facts)}, {"threads", options.num_threads},
-                             {"read_gb_per_s", bandwidth.read_gb_per_s.median()}};
-    if (auto peak = measure_compute_peak(pool, 3); peak.is_ok()) report["int8_gops"] = peak.value().int8_gops.median();
+                             {"read_gb_per_s", ceilings.read_bytes_per_s / 1e9}};
+    if (ceilings.int8_ops_per_s > 0) report["int8_gops"] = ceilings.int8_ops_per_s / 1e9;
     std::optional<doctor::ModelNeeds> needs;
     std::optional<doctor::ModelOutlook> expected;
     if (!options.model_path.empty()) {
         TERN_ASSIGN_OR_RETURN(needs, model_needs(options.model_path));
-        expected = doctor::outlook(*needs, bandwidth.read_gb_per_s.median() * 1e9, facts.memory.bytes());
+        expected = doctor::outlook(*needs, ceilings.read_bytes_per_s, facts.memory.bytes());
         report["model"] = {{"path", needs->path}, {"weight_bytes", needs->weight_bytes},
                            {"decode_bytes_per_token", needs->decode_bytes_per_token},
                            {"kv_bytes_per_token", needs->kv_bytes_per_token},

@@ -6,7 +6,6 @@
 
 #include "apps/commands.h"
 #include "doctor/machine_facts.h"
-#include "model_bench/model_bench.h"
 #include "plan/plan_report.h"
 #include "plan/planner.h"
 #include "plan/units.h"
@@ -64,7 +63,7 @@ void print_presets() {
 }
 
 // --device local: this machine as `tern doctor` sees it, measured now (a few seconds): the memory this process can
-// take, the read bandwidth, the fp32 FMA and int8 peaks of two threads; the cpu preset's efficiencies on top.
+// take, the read bandwidth, the fp32 FMA and int8 peaks of its usable cores; the cpu preset's efficiencies on top.
 plan::DeviceSpec measure_local_device() {
     plan::DeviceSpec device = *plan::find_device("cpu");
     const doctor::MachineFacts facts = doctor::read_machine_facts();
@@ -73,10 +72,11 @@ plan::DeviceSpec measure_local_device() {
     device.description = fmt::format("this machine, measured now: {} ({} cores, {} kernels)", facts.cpu_model,
                                      facts.usable_cores, facts.kernels);
     device.memory_bytes = static_cast<int64_t>(facts.memory.bytes());
-    device.bandwidth_bytes_per_s = measure_memory_bandwidth(pool, int64_t{1} << 30, 3).read_gb_per_s.median() * 1e9;
-    if (auto peak = measure_compute_peak(pool, 3); peak.is_ok()) {
-        device.fp16_flops = peak.value().fp32_gflops.median() * 1e9;
-        device.int8_ops = peak.value().int8_gops.median() * 1e9;
+    const doctor::MeasuredCeilings ceilings = doctor::measure_ceilings(pool);
+    device.bandwidth_bytes_per_s = ceilings.read_bytes_per_s;
+    if (ceilings.int8_ops_per_s > 0) {  // else the preset's
+        device.fp16_flops = ceilings.fp32_flops;
+        device.int8_ops = ceilings.int8_ops_per_s;
     }
     return device;
 }

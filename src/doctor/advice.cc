@@ -4,10 +4,11 @@
 
 #include <algorithm>
 
+#include "engine/engine_config.h"
+
 namespace tern::doctor {
 namespace {
 
-constexpr double kDefaultKvFraction = 0.4;  // engine/engine_config.h's kDefaultKvMemoryFraction
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 }  // namespace
@@ -20,8 +21,8 @@ ModelOutlook outlook(const ModelNeeds& needs, double read_bytes_per_s, uint64_t 
     const double context_bytes =
         static_cast<double>(needs.kv_bytes_per_token) * static_cast<double>(needs.context_length);
     if (context_bytes > 0) {
-        out.contexts_at_default_budget =
-            static_cast<int64_t>(kDefaultKvFraction * static_cast<double>(available_bytes) / context_bytes);
+        const double default_budget = engine::kDefaultKvMemoryFraction * static_cast<double>(available_bytes);
+        out.contexts_at_default_budget = static_cast<int64_t>(default_budget / context_bytes);
         const double left = static_cast<double>(available_bytes) - static_cast<double>(needs.weight_bytes);
         out.contexts_at_most = left > 0 ? static_cast<int64_t>(left / context_bytes) : 0;
     }
@@ -55,7 +56,7 @@ std::vector<Warning> warnings_for(const MachineFacts& facts, const std::optional
                                             available / kGiB, needs->context_length),
                                 fmt::format("serve with --max-model-len {} or less, or --kv-cache-mem up to {:.1f}",
                                             std::max<int64_t>(1, static_cast<int64_t>(
-                                                kDefaultKvFraction * static_cast<double>(available) /
+                                                engine::kDefaultKvMemoryFraction * static_cast<double>(available) /
                                                 std::max<int64_t>(1, needs->kv_bytes_per_token))),
                                             0.9 * (available - needs->weight_bytes) / kGiB)});
         }

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "kernels/cpu_features.h"
+#include "model_bench/model_bench.h"
 
 namespace tern::doctor {
 
@@ -36,6 +37,16 @@ int usable_cores() {
 }
 
 }  // namespace
+
+MeasuredCeilings measure_ceilings(ThreadPool& pool) {
+    MeasuredCeilings ceilings;
+    ceilings.read_bytes_per_s = measure_memory_bandwidth(pool, int64_t{1} << 30, 3).read_gb_per_s.median() * 1e9;
+    if (auto peak = measure_compute_peak(pool, 3); peak.is_ok()) {
+        ceilings.int8_ops_per_s = peak.value().int8_gops.median() * 1e9;
+        ceilings.fp32_flops = peak.value().fp32_gflops.median() * 1e9;
+    }
+    return ceilings;
+}
 
 MachineFacts read_machine_facts(const MachineSources& sources) {
     MachineFacts facts;

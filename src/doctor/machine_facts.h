@@ -6,6 +6,7 @@
 #include <string>
 
 #include "base/available_memory.h"
+#include "base/thread_pool.h"
 
 namespace tern::doctor {
 
@@ -27,6 +28,15 @@ struct MachineFacts {
 };
 
 MachineFacts read_machine_facts(const MachineSources& sources = {});
+
+// The ceilings `tern doctor` and `tern plan --device local` measure now with the pool's threads (seconds): read
+// bandwidth (a 1 GiB stream), and the int8 dot-product and fp32 FMA peaks (0 where the kernels have no probes).
+struct MeasuredCeilings {
+    double read_bytes_per_s = 0.0;
+    double int8_ops_per_s = 0.0;
+    double fp32_flops = 0.0;
+};
+MeasuredCeilings measure_ceilings(ThreadPool& pool);
 
 // The bracketed choice of a /sys "always [madvise] never" line.
 std::string selected_mode(const std::string& line);

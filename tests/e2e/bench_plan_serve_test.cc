@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -29,17 +30,26 @@ int64_t served_kv_blocks(const std::string& log) {
     return std::stoll(match[1].str());
 }
 
+// One `tern bench serve` run of token-id prompts against `server`, reading its /metrics before and after; the saved
+// result (not an object when the run failed: `bench` holds its output).
+json bench_serve(const testing::ServeProcess& server, const std::string& load, const std::string& tag,
+                 testing::CommandResult* bench) {
+    const std::string result_path = testing::temp_dir() + "/" + tag + "_" + std::to_string(::getpid()) + ".json";
+    std::filesystem::remove(result_path);
+    *bench = testing::run_tern("bench serve --base-url " + server.base_url() + " " + load +
+                               " --prompt-kind token-ids --vocab-size 8192 --ignore-eos --server-metrics --no-progress"
+                               " --save-result " + result_path);
+    EXPECT_EQ(bench->exit_code, 0) << bench->err << bench->out;
+    return read_json(result_path);
+}
+
 TEST(BenchAgainstServe, ClientMeansAgreeWithServerHistograms) {
     testing::ServeProcess server;
     ASSERT_EQ(server.start({"-m", testing::small_model_path(), "-t", "1"}), "");
-    const std::string result_path = testing::temp_dir() + "/bench_vs_serve_" + std::to_string(::getpid()) + ".json";
-    const testing::CommandResult bench = testing::run_tern(
-        "bench serve --base-url " + server.base_url() +
-        " --num-prompts 16 --max-concurrency 4 --input-len 256 --output-len 48 --prompt-kind token-ids"
-        " --vocab-size 8192 --ignore-eos --server-metrics --no-progress --save-result " + result_path);
-    ASSERT_EQ(bench.exit_code, 0) << bench.err << bench.out;
-    const json result = read_json(result_path);
-    ASSERT_TRUE(result.is_object() && result["runs"].size() == 1) << bench.out;
+    testing::CommandResult bench;
+    const json result = bench_serve(server, "--num-prompts 16 --max-concurrency 4 --input-len 256 --output-len 48",
+                                    "bench_vs_serve", &bench);
+    ASSERT_TRUE(result.is_object() && result["runs"].size() == 1) << bench.err << bench.out;
     const json& run = result["runs"][0];
     EXPECT_EQ(run["completed"], 16);
     const json& server_metrics = run["server_metrics"];
@@ -64,14 +74,10 @@ TEST(BenchAgainstServe, ClientMeansAgreeWithServerHistograms) {
 TEST(BenchAgainstServe, FirstTokenIsNotHeldBackBySmallWrites) {
     testing::ServeProcess server;
     ASSERT_EQ(server.start({"-m", testing::small_model_path(), "-t", "1"}), "");
-    const std::string result_path = testing::temp_dir() + "/bench_nodelay_" + std::to_string(::getpid()) + ".json";
-    const testing::CommandResult bench = testing::run_tern(
-        "bench serve --base-url " + server.base_url() +
-        " --num-prompts 12 --max-concurrency 1 --input-len 16 --output-len 16 --prompt-kind token-ids"
-        " --vocab-size 8192 --ignore-eos --server-metrics --no-progress --save-result " + result_path);
-    ASSERT_EQ(bench.exit_code, 0) << bench.err << bench.out;
-    const json result = read_json(result_path);
-    ASSERT_TRUE(result.is_object() && result["runs"].size() == 1) << bench.out;
+    testing::CommandResult bench;
+    const json result = bench_serve(server, "--num-prompts 12 --max-concurrency 1 --input-len 16 --output-len 16",
+                                    "bench_nodelay", &bench);
+    ASSERT_TRUE(result.is_object() && result["runs"].size() == 1) << bench.err << bench.out;
     const json& run = result["runs"][0];
     const json& ttft = run["server_metrics"]["tern:time_to_first_token_seconds"];
     ASSERT_EQ(ttft["count"], 12) << run.dump();
