@@ -55,7 +55,7 @@ Status run_bench_engine(BenchEngineOptions options) {
 void register_bench_engine(CLI::App& bench) {
     auto options = std::make_shared<BenchEngineOptions>();
     CLI::App* command = bench.add_subcommand("engine", "Offline throughput of the serving engine on a synthetic load");
-    command->add_option("-m,--model", options->model_path, "GGUF model file")->required();
+    add_model_option(command, &options->model_path, "GGUF model file")->required();
     add_threads_option(command, &options->num_threads);
     bench::WorkloadOptions& workload = options->bench.workload;
     command->add_option("--num-prompts", workload.num_prompts, "Requests to run")->capture_default_str();

@@ -187,7 +187,7 @@ Status run_bench_compute(int num_threads, bool json) {
 void register_bench_model(CLI::App& bench) {
     auto options = std::make_shared<BenchModelOptions>();
     CLI::App* command = bench.add_subcommand("model", "Prefill and decode tokens/s of a model (like llama-bench)");
-    command->add_option("-m,--model", options->model_path, "GGUF model file")->required();
+    add_model_option(command, &options->model_path, "GGUF model file")->required();
     command->add_option("-p,--prompt-tokens", options->prompt_tokens, "Prefill length (0 skips)")->capture_default_str();
     command->add_option("-n,--gen-tokens", options->generated_tokens, "Decode length (0 skips)")->capture_default_str();
     add_threads_option(command, &options->num_threads);

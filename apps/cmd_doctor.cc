@@ -132,7 +132,7 @@ void register_doctor(CLI::App& app) {
         "doctor", "Check this machine for serving: CPU, kernels, memory, huge pages, load; bandwidth and int8 peak "
                   "measured now (seconds); with -m, the model's expected decode speed, contexts that fit and a smoke "
                   "generation");
-    command->add_option("-m,--model", options->model_path, "GGUF model file to predict for and smoke-test");
+    add_model_option(command, &options->model_path, "GGUF model file to predict for and smoke-test");
     add_threads_option(command, &options->num_threads);
     command->add_flag("--json", options->json, "Print one JSON object");
     set_action(command, [options] { return run_doctor(*options); });

@@ -135,7 +135,9 @@ Status run_compare(const EvalOptions& options) {
 CLI::App* add_eval_subcommand(CLI::App* eval, const std::string& name, const std::string& help,
                               const std::shared_ptr<EvalOptions>& options) {
     CLI::App* command = eval->add_subcommand(name, help);
-    command->add_option("-m,--model", options->model_paths, "GGUF model (compare: BASE then QUANT)")->required();
+    command->add_option("-m,--model", options->model_paths, std::string("GGUF model (compare: BASE then QUANT)") + kModelOptionNote)
+        ->transform(model_resolver())
+        ->required();
     command->add_option("--file", options->text_path, "Text file to score")->required();
     command->add_option("--ctx", options->context, "Window length in tokens")->capture_default_str();
     add_threads_option(command, &options->num_threads);

@@ -87,7 +87,7 @@ Status run_generate(const GenerateOptions& options) {
 void register_generate(CLI::App& app) {
     auto options = std::make_shared<GenerateOptions>();
     CLI::App* command = app.add_subcommand("generate", "Generate text from a prompt with a GGUF model");
-    command->add_option("-m,--model", options->model_path, "GGUF model file")->required();
+    add_model_option(command, &options->model_path, "GGUF model file")->required();
     command->add_option("-p,--prompt", options->prompt, "Prompt text")->required();
     command->add_option("-n,--num-tokens", options->num_tokens, "Tokens to generate")->capture_default_str()
         ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));

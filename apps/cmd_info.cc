@@ -165,7 +165,7 @@ Status run_info(const InfoOptions& options) {
 void register_info(CLI::App& app) {
     auto options = std::make_shared<InfoOptions>();
     CLI::App* command = app.add_subcommand("info", "Show a GGUF model's architecture, tensors and sizes");
-    command->add_option("-m,--model", options->model_path, "GGUF file")->required();
+    add_model_option(command, &options->model_path, "GGUF file")->required();
     command->add_flag("--json", options->json, "Print one JSON object");
     set_action(command, [options] { return run_info(*options); });
 }

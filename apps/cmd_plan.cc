@@ -9,6 +9,8 @@
 #include "plan/plan_report.h"
 #include "plan/planner.h"
 #include "plan/units.h"
+#include "store/model_ref.h"
+#include "store/resolve.h"
 #include "synth/presets.h"
 
 namespace tern::apps {
@@ -122,7 +124,14 @@ Result<plan::PlanOptions> build_options(const PlanCommandOptions& options) {
     plan::PlanOptions plan_options;
     if (options.model.empty())
         return invalid_argument("--model is required (a preset name, a GGUF file or a config.json)");
-    TERN_ASSIGN_OR_RETURN(plan_options.model, plan::load_model_shape(options.model));
+    Result<plan::ModelShape> shape = plan::load_model_shape(options.model);
+    if (!shape.is_ok()) {
+        // Not a preset nor a path: a model store name, if the store has it.
+        Result<store::ResolvedModel> stored = store::resolve_model_argument(options.model, store::store_root());
+        if (stored.is_ok()) shape = plan::load_model_shape(stored.value().path);
+    }
+    if (!shape.is_ok()) return shape.status();
+    plan_options.model = std::move(shape).value();
     if (!options.weight_type.empty()) {
         TERN_ASSIGN_OR_RETURN(plan_options.weight_type, parse_type(options.weight_type, "weight"));
     }
@@ -219,7 +228,7 @@ void register_plan(CLI::App& app) {
     CLI::App* command = app.add_subcommand("plan", "Capacity and cost planner: memory, concurrency, devices, cost");
     command->add_option(
         "-m,--model", options->model,
-        "Model: a preset (" + plan::model_preset_names() + "), a GGUF file or a Hugging Face config.json");
+        "Model: a preset (" + plan::model_preset_names() + "), a GGUF file, a Hugging Face config.json or a model store NAME[@VERSION]");
     command->add_option("--weight-type", options->weight_type,
                         "Weight type (f16, q8_0, q4_0, q4_K, ...); default: the "
                         "GGUF's own bytes, else f16");

@@ -24,7 +24,8 @@ namespace tern::apps {
 namespace {
 
 struct ServeOptions {
-    std::string model_path;
+    std::string model_path;      // the file loaded
+    std::string model_argument;  // -m as given (a path, or a store name): the default served name
     std::string served_model_name;
     std::string host = "127.0.0.1";
     int port = 8000;
@@ -88,8 +89,8 @@ Status run_serve(const ServeOptions& options);
 void register_serve(CLI::App& app) {
     auto options = std::make_shared<ServeOptions>();
     CLI::App* command = app.add_subcommand("serve", "OpenAI-compatible HTTP server");
-    command->add_option("-m,--model", options->model_path, "GGUF model file")->required();
-    command->add_option("--served-model-name", options->served_model_name, "Model name in the API (default: file)");
+    add_model_option(command, &options->model_path, "GGUF model file", &options->model_argument)->required();
+    command->add_option("--served-model-name", options->served_model_name, "Model name in the API (default: -m as given)");
     command->add_option("--host", options->host, "Address to listen on")->capture_default_str();
     command->add_option("--port", options->port, "Port (0 = any free port)")->capture_default_str();
     add_threads_option(command, &options->num_threads);
@@ -193,7 +194,7 @@ Status load_serving_state(const ServeOptions& options, const engine::EngineConfi
         [metrics](const engine::EngineStats& stats) { metrics->on_step(stats); }, std::move(on_failure));
     metrics->attach(*state.engine);
     state.published_metrics.store(metrics);
-    const std::string model_name = options.served_model_name.empty() ? options.model_path : options.served_model_name;
+    const std::string model_name = options.served_model_name.empty() ? options.model_argument : options.served_model_name;
     state.context = std::make_unique<server::ServingContext>(server::ServingContext{
         *state.engine, *state.tokenizer, model_name, state.engine->capacity().max_model_len, state.chat.render,
         options.pooling == "last" ? engine::Pooling::kLast : engine::Pooling::kMean,
@@ -211,9 +212,9 @@ Status load_serving_state(const ServeOptions& options, const engine::EngineConfi
 
 void log_serving(const ServeOptions& options, const engine::EngineConfig& config, const ServingState& state,
                  const server::HttpOptions& http_options) {
-    log_info("serving '{}': {} threads, kernels {}, {} ({}), max batched tokens {}, max running {}, queue {} "
+    log_info("serving '{}' from {}: {} threads, kernels {}, {} ({}), max batched tokens {}, max running {}, queue {} "
              "requests / {} tokens, prefix cache {}, chat template: {}, tool calls: {}{}, reasoning: {}, API keys: {}",
-             state.context->model_name, options.num_threads, kernels::isa_name(state.model->kernel_table().isa),
+             state.context->model_name, options.model_path, options.num_threads, kernels::isa_name(state.model->kernel_table().isa),
              state.engine->capacity().describe(), kv_type_name(config.kv_type), config.max_batched_tokens,
              config.max_running, config.max_queued_requests, config.max_queued_tokens,
              config.enable_prefix_caching ? "on" : "off", state.chat.source,

@@ -51,7 +51,7 @@ Status run_tokenize(const TokenizeOptions& options) {
 void register_tokenize(CLI::App& app) {
     auto options = std::make_shared<TokenizeOptions>();
     CLI::App* command = app.add_subcommand("tokenize", "Print the token ids of a text");
-    command->add_option("-m,--model", options->model_path, "GGUF file with a vocabulary")->required();
+    add_model_option(command, &options->model_path, "GGUF file with a vocabulary")->required();
     command->add_option("text", options->text, "Text to tokenize");
     command->add_option("--file", options->file_path, "Tokenize this file's bytes exactly as they are");
     command->add_flag("--add-bos", options->add_bos, "Prepend the BOS token");

@@ -25,10 +25,19 @@ void register_eval(CLI::App& app);           // apps/cmd_eval.cc: `eval perplexi
 void register_serve(CLI::App& app);           // apps/cmd_serve.cc: the OpenAI-compatible server
 void register_route(CLI::App& app);           // apps/cmd_route.cc: the gateway in front of replicas
 void register_doctor(CLI::App& app);          // apps/cmd_doctor.cc: the machine checked for serving
+void register_models(CLI::App& app);          // apps/cmd_models.cc: the model store
 void register_bench(CLI::App& app);           // apps/cmd_bench.cc: the `bench` group
 void register_bench_serve(CLI::App& bench);   // apps/cmd_bench_serve.cc: `bench serve`, `bench compare`
 void register_bench_model(CLI::App& bench);   // apps/cmd_bench_model.cc: `bench model`
 void register_bench_engine(CLI::App& bench);  // apps/cmd_bench_engine.cc: `bench engine`
+
+// The `-m,--model` option of commands that load a GGUF: a path, or a store name resolved to its file at parse time
+// (apps/cmd_models.cc). `typed`, when given, receives the argument as the user wrote it.
+CLI::Option* add_model_option(CLI::App* command, std::string* path, const std::string& help,
+                              std::string* typed = nullptr);
+// The transform behind add_model_option, for options that take several models.
+CLI::Validator model_resolver(std::string* typed = nullptr);
+inline constexpr const char* kModelOptionNote = " (a path, or NAME[@VERSION] from `tern models`: an existing path wins)";
 
 // Prints "tern: error: MESSAGE" as one line and turns a failed Status into exit code 1.
 int report(const Status& status);

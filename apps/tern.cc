@@ -48,9 +48,14 @@ int main(int argc, char** argv) {
     tern::apps::register_serve(app);
     tern::apps::register_route(app);
     tern::apps::register_doctor(app);
+    tern::apps::register_models(app);
     tern::apps::register_bench(app);
     try {
         app.parse(argc, argv);
+    } catch (const CLI::ValidationError& error) {
+        // A value that failed its check (a -m that is neither a file nor a stored model): one line, like any error.
+        std::fprintf(stderr, "tern: error: %s\n", error.what());
+        return 1;
     } catch (const CLI::ParseError& error) {
         return app.exit(error);
     } catch (const std::exception& error) {

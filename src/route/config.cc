@@ -314,25 +314,6 @@ const ModelRoute* RouteConfig::find_model(std::string_view name) const {
     return nullptr;
 }
 
-std::optional<Sha256> parse_sha256_hex(std::string_view text) {
-    if (text.substr(0, 7) == "sha256:") text.remove_prefix(7);
-    if (text.size() != 64) return std::nullopt;
-    Sha256 hash{};
-    for (size_t idx = 0; idx < 32; ++idx) {
-        unsigned value = 0;
-        for (char c : text.substr(idx * 2, 2)) {
-            const int digit = std::isdigit(static_cast<unsigned char>(c)) ? c - '0'
-                              : (c >= 'a' && c <= 'f')                    ? c - 'a' + 10
-                              : (c >= 'A' && c <= 'F')                    ? c - 'A' + 10
-                                                                          : -1;
-            if (digit < 0) return std::nullopt;
-            value = value * 16 + static_cast<unsigned>(digit);
-        }
-        hash[idx] = static_cast<uint8_t>(value);
-    }
-    return hash;
-}
-
 Result<RouteConfig> parse_route_config(std::string_view text, std::string_view source) {
     toml::table root;
     try {

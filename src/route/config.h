@@ -12,12 +12,11 @@
 #include <string_view>
 #include <vector>
 
+#include "base/sha256.h"
 #include "base/status.h"
 #include "net/url.h"
 
 namespace tern::route {
-
-using Sha256 = std::array<uint8_t, 32>;
 
 enum class BalancePolicy {
     kLeastOutstanding,  // the replica with the fewest requests in flight through this router
@@ -117,8 +116,5 @@ struct RouteConfig {
 // Parses and checks TOML text; `source` names it in errors ("route.toml: pools.chat.backends[1]: ...").
 Result<RouteConfig> parse_route_config(std::string_view text, std::string_view source);
 Result<RouteConfig> load_route_config(const std::string& path);
-
-// "sha256:<64 hex digits>" or 64 hex digits.
-std::optional<Sha256> parse_sha256_hex(std::string_view text);
 
 }  // namespace tern::route

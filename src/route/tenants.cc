@@ -1,30 +1,10 @@
 #include "route/tenants.h"
 
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
 
 #include "base/check.h"
 
 namespace tern::route {
-
-Sha256 sha256(std::string_view data) {
-    Sha256 digest{};
-    unsigned int size = 0;
-    TERN_CHECK(EVP_Digest(data.data(), data.size(), digest.data(), &size, EVP_sha256(), nullptr) == 1 &&
-               size == digest.size())
-        << "SHA-256 failed";
-    return digest;
-}
-
-std::string to_hex(const Sha256& hash) {
-    static constexpr char kDigits[] = "0123456789abcdef";
-    std::string hex;
-    for (uint8_t byte : hash) {
-        hex += kDigits[byte >> 4];
-        hex += kDigits[byte & 15];
-    }
-    return hex;
-}
 
 std::string_view bearer_key(std::string_view authorization) {
     constexpr std::string_view kPrefix = "Bearer ";

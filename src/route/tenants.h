@@ -12,10 +12,6 @@
 
 namespace tern::route {
 
-Sha256 sha256(std::string_view data);
-// 64 lowercase hex digits, as sha256sum prints them.
-std::string to_hex(const Sha256& hash);
-
 // The key of an "Authorization: Bearer KEY" header, or "" when the header has another form.
 std::string_view bearer_key(std::string_view authorization);
 

@@ -25,10 +25,14 @@ inline std::string temp_dir() {
 }
 
 // `args` is appended to the tern binary's path as shell words; the caller quotes what needs quoting.
-inline CommandResult run_tern(const std::string& args) {
+inline CommandResult run_tern_with_prefix(const std::string& prefix, const std::string& args);
+inline CommandResult run_tern(const std::string& args) { return run_tern_with_prefix("", args); }
+
+// `prefix` goes before the binary (a wrapper such as prlimit or env).
+inline CommandResult run_tern_with_prefix(const std::string& prefix, const std::string& args) {
     static int counter = 0;
     const std::string err_path = temp_dir() + "/stderr_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
-    const std::string command = std::string(TERN_BINARY) + " " + args + " 2>" + err_path;
+    const std::string command = prefix + std::string(TERN_BINARY) + " " + args + " 2>" + err_path;
     CommandResult result;
     FILE* pipe = ::popen(command.c_str(), "r");
     if (pipe == nullptr) return result;

@@ -293,7 +293,7 @@ const std::string kKeyHash = "85dbe15d75ef9308c7ae0f33c7a324cc6f4bf519a2ed2f3027
 
 std::string two_tenants() {
     return "[tenants.a]\nkey_sha256 = \"" + kKeyHash + "\"\n[tenants.b]\nkey_sha256 = \"" +
-           route::to_hex(sha256("other-key")) + "\"\n";
+           to_hex(sha256("other-key")) + "\"\n";
 }
 
 TEST(RouteGateway, ARepeatedGreedyRequestIsAnsweredByteIdenticalFromTheCache) {
