@@ -18,6 +18,7 @@
 #include "grammar/tokenizer_vocabulary.h"
 #include "server/chat_prompt.h"
 #include "server/http_server.h"
+#include "server/recent_requests.h"
 #include "server/server_metrics.h"
 
 namespace tern::apps {
@@ -48,17 +49,7 @@ struct ServeOptions {
 // One JSON line per request on stderr, as log collectors want it.
 void log_request(const std::string& endpoint, const server::Outcome& outcome) {
     static std::mutex mutex;
-    nlohmann::json line = {{"event", "request"}, {"endpoint", endpoint}, {"status", outcome.status},
-                                 {"prompt_tokens", outcome.prompt_tokens},
-                                 {"completion_tokens", outcome.completion_tokens},
-                                 {"ttft_ms", outcome.ttft_ms},
-                                 {"tpot_ms", outcome.completion_tokens > 1 && outcome.ttft_ms >= 0
-                                                 ? (outcome.total_ms - outcome.ttft_ms) / (outcome.completion_tokens - 1)
-                                                 : 0.0},
-                                 {"itl_p50_ms", outcome.itl_p50_ms}, {"itl_p99_ms", outcome.itl_p99_ms},
-                                 {"itl_max_ms", outcome.itl_max_ms},
-                                 {"total_ms", outcome.total_ms}, {"finish_reason", outcome.finish_reason}};
-    if (!outcome.id.empty()) line["id"] = outcome.id;  // the id the client saw: its timings can be matched to these
+    const nlohmann::json line = server::request_record(endpoint, outcome);
     std::lock_guard lock(mutex);
     std::fprintf(stderr, "%s\n", line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
 }

@@ -2,6 +2,8 @@
 
 #include "server/embeddings.h"
 
+#include "dashboard/page.h"
+
 #include <nlohmann/json.hpp>
 
 namespace tern::server {
@@ -32,7 +34,11 @@ Routes::Routes(ApiKeys api_keys, std::function<std::string()> render_metrics, Re
                const std::atomic<ServingContext*>& context, const std::atomic<bool>& ready)
     : api_keys_(std::move(api_keys)),
       render_metrics_(std::move(render_metrics)),
-      on_request_(std::move(on_request)),
+      on_request_([recent = recent_.get(), on_request = std::move(on_request)](const std::string& endpoint,
+                                                                               const Outcome& outcome) {
+          recent->add(request_record(endpoint, outcome));
+          if (on_request) on_request(endpoint, outcome);
+      }),
       context_(context),
       ready_(ready) {}
 
@@ -67,6 +73,11 @@ std::optional<http::Answer> Routes::answer_at_once(const http::Request& request)
     if (get && request.path == "/metrics") {
         return http::Answer{200, "text/plain; version=0.0.4", render_metrics_ ? render_metrics_() : std::string(), {}};
     }
+    // Like /metrics, without a key: figures only, no prompts or outputs (the playground sends the key it is given).
+    if (get && request.path == "/dashboard") {
+        return http::Answer{200, "text/html; charset=utf-8", std::string(dashboard::page_html()), {}};
+    }
+    if (get && request.path == "/dashboard/requests") return http::json_answer(200, recent_->render());
     const bool known = (get && request.path == "/v1/models") ||
                        (request.method == "POST" && (is_generation_path(request.path) || request.path == "/tokenize" ||
                                                      request.path == "/detokenize" || request.path == "/v1/embeddings"));

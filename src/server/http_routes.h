@@ -12,6 +12,7 @@
 #include "server/auth.h"
 #include "server/choice_runner.h"
 #include "server/completion_handler.h"
+#include "server/recent_requests.h"
 
 namespace tern::server {
 
@@ -61,8 +62,8 @@ public:
     Routes(ApiKeys api_keys, std::function<std::string()> render_metrics, RequestObserver on_request,
            const std::atomic<ServingContext*>& context, const std::atomic<bool>& ready);
 
-    // What is answered on the I/O thread without tokenizing: health, readiness, metrics, models, unknown paths and
-    // refusals (401; 503 while loading). nullopt: the request goes to route(), on a worker thread.
+    // What is answered on the I/O thread without tokenizing: health, readiness, metrics, the dashboard page and its
+    // recent requests, models, unknown paths and refusals (401; 503 while loading). nullopt: the request goes to route(), on a worker thread.
     std::optional<http::Answer> answer_at_once(const http::Request& request) const override;
     // Completions, chat completions (submitted to the engine, or refused), embeddings, tokenize, detokenize.
     http::RouteResult route(const http::Request& request) const override;
@@ -79,7 +80,8 @@ private:
 
     ApiKeys api_keys_;
     std::function<std::string()> render_metrics_;
-    RequestObserver on_request_;
+    std::unique_ptr<RecentRequests> recent_ = std::make_unique<RecentRequests>();
+    RequestObserver on_request_;  // records into recent_, then calls the server's observer
     const std::atomic<ServingContext*>& context_;
     const std::atomic<bool>& ready_;
 };
