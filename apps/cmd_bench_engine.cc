@@ -8,6 +8,7 @@
 #include "apps/engine_flags.h"
 #include "base/log.h"
 #include "engine_bench/engine_bench.h"
+#include "trace/trace.h"
 
 namespace tern::apps {
 namespace {
@@ -20,6 +21,7 @@ struct BenchEngineOptions {
     double range_ratio = 0.0;
     EngineFlags engine;
     engine::EngineBenchOptions bench;
+    std::string trace_path;
     bool json = false;
 };
 
@@ -33,8 +35,11 @@ Status run_bench_engine(BenchEngineOptions options) {
     ThreadPool pool(options.num_threads);
     TERN_ASSIGN_OR_RETURN(std::unique_ptr<engine::Engine> engine, engine::Engine::create(*model, pool, config));
     log_info("{}", engine->capacity().describe());
+    trace::FileTrace trace(options.trace_path);
+    TERN_RETURN_IF_ERROR(trace.start());
     TERN_ASSIGN_OR_RETURN(engine::EngineBenchResult result,
                           engine::run_engine_bench(*engine, model->hparams().vocab_size, options.bench));
+    TERN_RETURN_IF_ERROR(trace.finish());
     if (options.json) {
         nlohmann::json json = engine::engine_bench_json(result);
         json["model"] = options.model_path;
@@ -71,6 +76,7 @@ void register_bench_engine(CLI::App& bench) {
                         "Add one request of this many prompt tokens after --late-prompt-after seconds");
     command->add_option("--late-prompt-after", options->bench.late_prompt_after_s, "Seconds before the late prompt");
     add_engine_flags(command, &options->engine);
+    command->add_option("--trace", options->trace_path, "Write a Chrome trace (JSON, for Perfetto) of the run to FILE");
     command->add_flag("--json", options->json, "Print one JSON object");
     set_action(command, [options] { return run_bench_engine(*options); });
 }

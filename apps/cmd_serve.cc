@@ -19,6 +19,7 @@
 #include "server/chat_prompt.h"
 #include "server/http_server.h"
 #include "server/recent_requests.h"
+#include "trace/trace.h"
 #include "server/server_metrics.h"
 
 namespace tern::apps {
@@ -33,6 +34,8 @@ struct ServeOptions {
     int num_threads = 2;
     std::vector<std::string> api_keys;
     std::string api_key_file;
+    std::vector<std::string> admin_keys;
+    std::string trace_path;
     std::string chat_template;
     std::string reasoning_parser = "auto";
     double drain_timeout_s = 30;
@@ -87,6 +90,10 @@ void register_serve(CLI::App& app) {
     add_threads_option(command, &options->num_threads);
     command->add_option("--api-key", options->api_keys, "Accepted API key (repeatable)");
     command->add_option("--api-key-file", options->api_key_file, "File of accepted API keys, one a line");
+    command->add_option("--admin-key", options->admin_keys,
+                        "Key that opens GET /debug/trace?seconds=N (repeatable; without one that endpoint is off)");
+    command->add_option("--trace", options->trace_path,
+                        "Record a Chrome trace (JSON, for Perfetto) of everything served, written to FILE on exit");
     command->add_option("--chat-template", options->chat_template, "Jinja chat template file (default: the model's)");
     command->add_option("--reasoning-parser", options->reasoning_parser,
                         "Thinking markers to split from the answer: auto (<think>...</think> when the chat template "
@@ -162,6 +169,7 @@ Result<server::HttpOptions> http_options_from(const ServeOptions& options) {
     } else {
         http_options.api_keys = server::ApiKeys(options.api_keys);
     }
+    http_options.admin_keys = server::ApiKeys(options.admin_keys);
     return http_options;
 }
 
@@ -237,6 +245,7 @@ Status run_serve(const ServeOptions& options) {
     ServeEvents events;  // first: the signal mask must be in place before any other thread starts
     TERN_ASSIGN_OR_RETURN(engine::EngineConfig config, engine_config_from_flags(options.engine));
     TERN_ASSIGN_OR_RETURN(server::HttpOptions http_options, http_options_from(options));
+    trace::FileTrace trace(options.trace_path);  // before the state: recording may go on until the engine stops
     ServingState state;  // declared before the HTTP server: it outlives every handler
     server::HttpServer http(
         http_options,
@@ -256,7 +265,10 @@ Status run_serve(const ServeOptions& options) {
                                             [&events](const std::string& reason) { events.engine_failed(reason); }));
     http.set_context(state.context.get());
     log_serving(options, config, state, http_options);
-    return serve_until_stopped(options, events, http, state);
+    TERN_RETURN_IF_ERROR(trace.start());
+    const Status served = serve_until_stopped(options, events, http, state);
+    const Status traced = trace.finish();
+    return served.is_ok() ? traced : served;
 }
 
 }  // namespace

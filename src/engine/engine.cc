@@ -7,6 +7,8 @@
 
 #include "base/check.h"
 #include "base/log.h"
+#include "engine/step_trace.h"
+#include "trace/trace.h"
 
 namespace tern::engine {
 namespace {
@@ -111,6 +113,7 @@ Status Engine::abort(RequestId id) {
     auto found = requests_.find(id);
     TERN_CHECK(found != requests_.end()) << "engine lost track of request " << id;
     found->second.timings.finish = Clock::now();
+    trace_request_life(id, found->second.timings);
     pending_outputs_.push_back(RequestOutput{.id = id, .finish_reason = FinishReason::kAbort,
                                              .timings = std::move(found->second.timings)});
     requests_.erase(found);
@@ -118,9 +121,27 @@ Status Engine::abort(RequestId id) {
 }
 
 Result<std::vector<RequestOutput>> Engine::step() {
+    trace::Span step_span("step", "engine");
     std::vector<RequestOutput> outputs = std::move(pending_outputs_);
     pending_outputs_.clear();
-    const scheduler::StepPlan plan = scheduler_->schedule();
+    const scheduler::StepPlan plan = schedule();
+    if (plan.requests.empty()) return outputs;
+    step_span.arg("requests", static_cast<int64_t>(plan.requests.size())).arg("tokens", plan.num_tokens);
+    note_scheduled(plan, Clock::now());
+    build_batch(plan);
+    TERN_RETURN_IF_ERROR(forward(plan));
+    std::unordered_map<RequestId, TokenLogprobs> logprobs;
+    const auto sampled = sample(plan, logprobs);
+    trace::Span update_span("update", "engine");
+    const auto updates = scheduler_->update_from_step(plan, sampled);
+    collect(updates, logprobs, outputs);
+    count_step(plan);
+    return outputs;
+}
+
+scheduler::StepPlan Engine::schedule() {
+    trace::Span span("schedule", "engine");
+    scheduler::StepPlan plan = scheduler_->schedule();
     counters_.num_preemptions += static_cast<int64_t>(plan.preempted.size());
     for (RequestId id : plan.preempted) {
         RequestState& state = requests_.at(id);
@@ -129,16 +150,23 @@ Result<std::vector<RequestOutput>> Engine::step() {
         state.num_embedded_tokens = 0;
         if (gathers_prompt_logprobs(state)) state.prompt_logprobs.clear();
     }
-    if (plan.requests.empty()) return outputs;
-    note_scheduled(plan, Clock::now());
-    build_batch(plan);
-    TERN_RETURN_IF_ERROR(model_.forward(batch_, cache_.get(), &pool_, &logits_, &hidden_));
+    return plan;
+}
+
+// The batched forward pass, then what its rows hold for embedding and prompt-logprob requests.
+Status Engine::forward(const scheduler::StepPlan& plan) {
+    const Clock::time_point begin = Clock::now();
+    {
+        trace::Span span("forward", "engine");
+        TERN_RETURN_IF_ERROR(model_.forward(batch_, cache_.get(), &pool_, &logits_, &hidden_));
+    }
+    trace_prefill_chunks(plan, *scheduler_, begin, Clock::now());
     take_hidden_states(plan);
     take_prompt_logprobs(plan);
-    std::unordered_map<RequestId, TokenLogprobs> logprobs;
-    const auto sampled = sample(plan, logprobs);
-    const auto updates = scheduler_->update_from_step(plan, sampled);
-    collect(updates, logprobs, outputs);
+    return Status::ok();
+}
+
+void Engine::count_step(const scheduler::StepPlan& plan) {
     ++counters_.num_steps;
     counters_.last_step_tokens = plan.num_tokens;
     counters_.num_computed_tokens += plan.num_tokens;
@@ -148,7 +176,6 @@ Result<std::vector<RequestOutput>> Engine::step() {
             counters_.kv_live_tokens += request->num_computed_tokens;
         }
     }
-    return outputs;
 }
 
 void Engine::note_scheduled(const scheduler::StepPlan& plan, Clock::time_point now) {
@@ -310,6 +337,7 @@ int32_t Engine::sample_with_grammar(RequestState& state, const float* logits, in
 
 std::unordered_map<RequestId, int32_t> Engine::sample(const scheduler::StepPlan& plan,
                                                       std::unordered_map<RequestId, TokenLogprobs>& logprobs) {
+    trace::Span span("sample", "engine");
     const int64_t vocab_size = model_.hparams().vocab_size;
     std::unordered_map<RequestId, int32_t> sampled;
     fill_grammar_masks(plan);
@@ -355,6 +383,7 @@ void Engine::collect(const std::vector<scheduler::RequestUpdate>& updates,
                 log_warn("request {}: ended early: {}", update.id, *output.error);
             }
             state->second.timings.finish = now;
+            trace_request_life(update.id, state->second.timings);
             output.timings = std::move(state->second.timings);
             requests_.erase(state);
         }

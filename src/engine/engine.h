@@ -134,7 +134,10 @@ private:
     };
 
     Engine(Model& model, ThreadPool& pool, const EngineConfig& config, const EngineCapacity& capacity);
+    scheduler::StepPlan schedule();
     void build_batch(const scheduler::StepPlan& plan);
+    Status forward(const scheduler::StepPlan& plan);
+    void count_step(const scheduler::StepPlan& plan);
     void note_scheduled(const scheduler::StepPlan& plan, Clock::time_point now);
     bool gathers_prompt_logprobs(const RequestState& state) const {
         return state.num_prompt_logprobs >= 0 && !state.prompt_logprobs_reported;

@@ -28,6 +28,20 @@ std::string_view Request::header(std::string_view name) const {
     return {};
 }
 
+std::optional<std::string> Request::query_value(std::string_view name) const {
+    std::string_view rest = query;
+    while (!rest.empty()) {
+        const size_t amp = rest.find('&');
+        const std::string_view pair = rest.substr(0, amp);
+        const size_t equals = pair.find('=');
+        if (pair.substr(0, equals) == name) {
+            return std::string(equals == std::string_view::npos ? std::string_view() : pair.substr(equals + 1));
+        }
+        rest = amp == std::string_view::npos ? std::string_view() : rest.substr(amp + 1);
+    }
+    return std::nullopt;
+}
+
 Answer json_answer(int status, std::string body) { return Answer{status, "application/json", std::move(body), {}}; }
 
 void set_retry_after(Answer& answer, int seconds) {

@@ -21,9 +21,12 @@ struct Request {
     std::string path;    // the target without its query string
     Headers headers;     // as received
     std::string body;
+    std::string query;   // what followed '?' in the target, undecoded ("" when none)
 
     // The first header of that name (case-insensitive), or "".
     std::string_view header(std::string_view name) const;
+    // The value of `name=` in the query, undecoded; nullopt when absent.
+    std::optional<std::string> query_value(std::string_view name) const;
 };
 
 // A whole response.

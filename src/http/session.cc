@@ -27,6 +27,12 @@ std::string target_path(beast::string_view target) {
     return std::string(view.substr(0, view.find('?')));
 }
 
+std::string target_query(beast::string_view target) {
+    const std::string_view view(target.data(), target.size());
+    const size_t mark = view.find('?');
+    return mark == std::string_view::npos ? std::string() : std::string(view.substr(mark + 1));
+}
+
 }  // namespace
 
 Session::Session(asio::ip::tcp::socket socket, SessionHost& host) : stream_(std::move(socket)), host_(host) {}
@@ -104,7 +110,8 @@ void Session::on_request(beast::error_code error) {
     if (error) return answer_read_error(error);
     auto message = parser_->release();
     keep_alive_ = message.keep_alive() && !host_.stopping();
-    Request request{std::string(message.method_string()), target_path(message.target()), {}, std::move(message.body())};
+    Request request{std::string(message.method_string()), target_path(message.target()), {}, std::move(message.body()),
+                    target_query(message.target())};
     for (const auto& field : message) request.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
     dispatch(std::move(request));
 }

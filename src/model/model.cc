@@ -11,6 +11,7 @@
 #include "model/work_segments.h"
 #include "model/workspace.h"
 #include "quant/dequantize.h"
+#include "trace/trace.h"
 #include "quant/quantize.h"
 
 namespace tern {
@@ -193,6 +194,20 @@ std::span<const int32_t> Model::block_table(const TokenBatch& batch, const KvCac
     return {batch.block_ids.data() + begin, static_cast<size_t>(end - begin)};
 }
 
+// Each token's embedding row, dequantized (and scaled by sqrt(d) for Gemma), into ws.hidden.
+void Model::embed_tokens(const TokenBatch& batch) {
+    trace::Span span("embed", "model");
+    const HParams& hp = hparams_;
+    for (int64_t token_idx = 0; token_idx < batch.size(); ++token_idx) {
+        float* row = workspace_->hidden.data() + token_idx * hp.embedding_dim;
+        dequantize_row(weights_.token_embedding.type, weights_.token_embedding.row(batch.tokens[token_idx]), row,
+                       hp.embedding_dim);
+        if (hp.embedding_scale != 1.0f) {
+            for (int64_t idx = 0; idx < hp.embedding_dim; ++idx) row[idx] *= hp.embedding_scale;
+        }
+    }
+}
+
 Status Model::forward(const TokenBatch& batch, KvCache* cache, ThreadPool* pool, std::vector<float>* logits,
                       std::vector<float>* hidden) {
     TERN_RETURN_IF_ERROR(select_groups(batch, *cache));
@@ -208,23 +223,23 @@ Status Model::forward(const TokenBatch& batch, KvCache* cache, ThreadPool* pool,
         if (hidden != nullptr) hidden->clear();
         return Status::ok();
     }
-    for (int64_t token_idx = 0; token_idx < num_tokens; ++token_idx) {
-        float* row = ws.hidden.data() + token_idx * hp.embedding_dim;
-        dequantize_row(weights_.token_embedding.type, weights_.token_embedding.row(batch.tokens[token_idx]), row,
-                       hp.embedding_dim);
-        if (hp.embedding_scale != 1.0f) {
-            for (int64_t idx = 0; idx < hp.embedding_dim; ++idx) row[idx] *= hp.embedding_scale;
-        }
-    }
+    embed_tokens(batch);
     ws.fill_rope_tables(hp, batch.positions, weights_.rope_freq_factors);
     // As many parts as parallel_for_dynamic hands out, each taken by whichever thread is free.
     ws.attention_split.build(batch.positions, batch.slots, hp.num_kv_heads,
                              static_cast<int>(pool->num_dynamic_ranges()));
     // Each block leaves its output in ws.normed; the next block's opening adds it to ws.hidden.
     for (int64_t layer_idx = 0; layer_idx < hp.num_layers; ++layer_idx) {
-        attention_block(layer_idx, batch, cache, pool);
+        {
+            trace::Span span("attention", "model");
+            span.arg("layer", layer_idx);
+            attention_block(layer_idx, batch, cache, pool);
+        }
+        trace::Span span("ffn", "model");
+        span.arg("layer", layer_idx);
         feed_forward_block(layer_idx, num_tokens, pool);
     }
+    trace::Span span("output", "model");
     return compute_outputs(batch, pool, logits, hidden);
 }
 

@@ -107,6 +107,7 @@ private:
     Status select_groups(const TokenBatch& batch, const KvCache& cache);
     std::span<const int32_t> block_table(const TokenBatch& batch, const KvCache& cache, int64_t token_idx,
                                          int64_t group) const;
+    void embed_tokens(const TokenBatch& batch);
     void attention_block(int64_t layer_idx, const TokenBatch& batch, KvCache* cache, ThreadPool* pool);
     void rope_and_store(int64_t layer_idx, const TokenBatch& batch, int64_t token_idx, KvCache* cache);
     void normalize_heads(const std::vector<float>& weight, float* heads, int64_t num_heads) const;

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "base/check.h"
+#include "trace/trace.h"
 
 namespace tern::server {
 
@@ -203,7 +204,10 @@ void ChoiceRunner::take_token(Choice& choice, const engine::RequestOutput& outpu
     }
     last_token_time_ = now;
     ++result.completion_tokens;
-    if (output.finish_reason != engine::FinishReason::kStop) delta.text = choice.text.push(*output.token);
+    if (output.finish_reason != engine::FinishReason::kStop) {
+        trace::Span span("detokenize", "server");
+        delta.text = choice.text.push(*output.token);
+    }
     if (!output.logprobs) return;
     choice.cumulative_logprob += output.logprobs->logprob;
     if (prepared_.request.logprobs) delta.logprobs.push_back(to_logprob(*output.token, *output.logprobs));

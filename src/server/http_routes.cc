@@ -1,6 +1,7 @@
 #include "server/http_routes.h"
 
 #include "server/embeddings.h"
+#include "server/trace_capture.h"
 
 #include "dashboard/page.h"
 
@@ -30,9 +31,10 @@ bool is_generation_path(const std::string& path) {
 
 }  // namespace
 
-Routes::Routes(ApiKeys api_keys, std::function<std::string()> render_metrics, RequestObserver on_request,
-               const std::atomic<ServingContext*>& context, const std::atomic<bool>& ready)
+Routes::Routes(ApiKeys api_keys, ApiKeys admin_keys, std::function<std::string()> render_metrics,
+               RequestObserver on_request, const std::atomic<ServingContext*>& context, const std::atomic<bool>& ready)
     : api_keys_(std::move(api_keys)),
+      admin_keys_(std::move(admin_keys)),
       render_metrics_(std::move(render_metrics)),
       on_request_([recent = recent_.get(), on_request = std::move(on_request)](const std::string& endpoint,
                                                                                const Outcome& outcome) {
@@ -78,12 +80,27 @@ std::optional<http::Answer> Routes::answer_at_once(const http::Request& request)
         return http::Answer{200, "text/html; charset=utf-8", std::string(dashboard::page_html()), {}};
     }
     if (get && request.path == "/dashboard/requests") return http::json_answer(200, recent_->render());
+    if (get && request.path == "/debug/trace") return trace_refusal(request);
     const bool known = (get && request.path == "/v1/models") ||
                        (request.method == "POST" && (is_generation_path(request.path) || request.path == "/tokenize" ||
                                                      request.path == "/detokenize" || request.path == "/v1/embeddings"));
     if (!known) return http::error_answer(404, "no such endpoint: " + request.method + " " + request.path);
     if (auto refused = refusal(request)) return refused;
     if (request.path == "/v1/models") return models_answer(*context);
+    return std::nullopt;
+}
+
+// /debug/trace exists only with an admin key configured, and answers only to it (then on a worker: it waits).
+std::optional<http::Answer> Routes::trace_refusal(const http::Request& request) const {
+    if (!admin_keys_.enabled()) {
+        return http::error_answer(404, "no such endpoint: GET /debug/trace (start tern serve with --admin-key to "
+                                       "enable it)");
+    }
+    if (!admin_keys_.allows(request.header("authorization"))) {
+        http::Answer answer = http::error_answer(401, "/debug/trace needs the admin key: 'Authorization: Bearer KEY'");
+        answer.headers.emplace_back("WWW-Authenticate", "Bearer");
+        return answer;
+    }
     return std::nullopt;
 }
 
@@ -116,6 +133,11 @@ http::Answer Routes::models_answer(const ServingContext& context) const {
 }
 
 http::RouteResult Routes::route(const http::Request& request) const {
+    if (request.path == "/debug/trace") {
+        auto capture = TraceCapture::start(request);
+        if (auto* answer = std::get_if<http::Answer>(&capture)) return std::move(*answer);
+        return std::unique_ptr<http::PendingAnswer>(std::move(std::get<std::unique_ptr<TraceCapture>>(capture)));
+    }
     ServingContext* context = context_.load();
     if (auto refused = refusal(request)) return std::move(*refused);  // the readiness may have changed meanwhile
     if (request.path == "/v1/completions") return generation(*context, request, api::Endpoint::kCompletions);

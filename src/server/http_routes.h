@@ -59,7 +59,8 @@ private:
 class Routes final : public http::Handler {
 public:
     // `context` and `ready` belong to the server and outlive the routes; `context` is null until the model is loaded.
-    Routes(ApiKeys api_keys, std::function<std::string()> render_metrics, RequestObserver on_request,
+    // `admin_keys` open /debug/trace; with none the endpoint does not exist.
+    Routes(ApiKeys api_keys, ApiKeys admin_keys, std::function<std::string()> render_metrics, RequestObserver on_request,
            const std::atomic<ServingContext*>& context, const std::atomic<bool>& ready);
 
     // What is answered on the I/O thread without tokenizing: health, readiness, metrics, the dashboard page and its
@@ -72,6 +73,7 @@ private:
     std::optional<http::Answer> refusal(const http::Request& request) const;
     http::Answer refused(const std::string& path, const Outcome& outcome) const;
     http::Answer ready_answer() const;
+    std::optional<http::Answer> trace_refusal(const http::Request& request) const;
     http::Answer models_answer(const ServingContext& context) const;
     http::RouteResult generation(ServingContext& context, const http::Request& request, api::Endpoint endpoint) const;
     http::RouteResult embeddings(ServingContext& context, const http::Request& request) const;
@@ -79,6 +81,7 @@ private:
     http::Answer detokenize(const ServingContext& context, const http::Request& request) const;
 
     ApiKeys api_keys_;
+    ApiKeys admin_keys_;
     std::function<std::string()> render_metrics_;
     std::unique_ptr<RecentRequests> recent_ = std::make_unique<RecentRequests>();
     RequestObserver on_request_;  // records into recent_, then calls the server's observer

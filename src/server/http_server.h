@@ -18,6 +18,7 @@ namespace tern::server {
 struct HttpOptions {
     http::ServerOptions server;
     ApiKeys api_keys;
+    ApiKeys admin_keys;  // open /debug/trace
 };
 
 class HttpServer {

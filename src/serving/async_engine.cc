@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "base/log.h"
+#include "trace/trace.h"
 
 namespace tern::serving {
 
@@ -204,6 +205,7 @@ void AsyncEngine::dispatch(std::vector<RequestOutput>& outputs) {
 
 // The engine thread's top level: nothing may escape it (std::terminate would end the process without a word).
 void AsyncEngine::run() {
+    trace::name_this_thread("engine");
     try {
         run_steps();
     } catch (const std::exception& error) {

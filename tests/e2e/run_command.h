@@ -24,15 +24,11 @@ inline std::string temp_dir() {
     return TERN_TEST_TMP;
 }
 
-// `args` is appended to the tern binary's path as shell words; the caller quotes what needs quoting.
-inline CommandResult run_tern_with_prefix(const std::string& prefix, const std::string& args);
-inline CommandResult run_tern(const std::string& args) { return run_tern_with_prefix("", args); }
-
-// `prefix` goes before the binary (a wrapper such as prlimit or env).
-inline CommandResult run_tern_with_prefix(const std::string& prefix, const std::string& args) {
+// Runs a shell command line, its stdout and stderr captured apart.
+inline CommandResult run_command(const std::string& command_line) {
     static int counter = 0;
     const std::string err_path = temp_dir() + "/stderr_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
-    const std::string command = prefix + std::string(TERN_BINARY) + " " + args + " 2>" + err_path;
+    const std::string command = command_line + " 2>" + err_path;
     CommandResult result;
     FILE* pipe = ::popen(command.c_str(), "r");
     if (pipe == nullptr) return result;
@@ -49,5 +45,13 @@ inline CommandResult run_tern_with_prefix(const std::string& prefix, const std::
     std::filesystem::remove(err_path);
     return result;
 }
+
+// `args` is appended to the tern binary's path as shell words; the caller quotes what needs quoting. `prefix` goes
+// before the binary (a wrapper such as prlimit or env).
+inline CommandResult run_tern_with_prefix(const std::string& prefix, const std::string& args) {
+    return run_command(prefix + std::string(TERN_BINARY) + " " + args);
+}
+
+inline CommandResult run_tern(const std::string& args) { return run_tern_with_prefix("", args); }
 
 }  // namespace tern::testing
