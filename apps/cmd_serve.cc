@@ -18,7 +18,7 @@
 #include "grammar/tokenizer_vocabulary.h"
 #include "server/chat_prompt.h"
 #include "server/http_server.h"
-#include "server/recent_requests.h"
+#include "server/request_record.h"
 #include "trace/trace.h"
 #include "server/server_metrics.h"
 

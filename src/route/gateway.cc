@@ -7,6 +7,7 @@
 #include <random>
 
 #include "base/log.h"
+#include "dashboard/page.h"
 #include "route/merged_requests.h"
 #include "route/relay.h"
 #include "route/tenants.h"
@@ -157,6 +158,11 @@ std::optional<http::Answer> Gateway::answer_at_once(const http::Request& request
                                       : http::json_answer(503, R"({"status":"no healthy replica"})");
     }
     if (get && request.path == "/metrics") return http::Answer{200, "text/plain; version=0.0.4", metrics_.render(), {}};
+    // As tern serve's: the page reads /metrics and the access log's last records, no key needed (figures only).
+    if (get && request.path == "/dashboard") {
+        return http::Answer{200, "text/html; charset=utf-8", std::string(dashboard::page_html()), {}};
+    }
+    if (get && request.path == "/dashboard/requests") return http::json_answer(200, recent_.render());
     if (request.method == "POST" && request.path == "/admin/weights") return std::nullopt;  // its own key, in route()
     const bool known = (get && request.path == "/v1/models") || (request.method == "POST" && is_generation_path(request.path));
     if (!known) return refuse(404, "no such endpoint: " + request.method + " " + request.path);
@@ -379,10 +385,10 @@ bool ask_stream_usage(json& body) {
     return true;
 }
 
-// One JSON line per relayed request.
-std::string access_log_line(const std::string& request_id, const std::string& tenant, const std::string& model,
-                            const RouteDecision& decision, const RelayResult& result) {
-    return dump({{"event", "request"}, {"request_id", request_id}, {"tenant", tenant}, {"model", model},
+// The access log's record of one relayed request.
+json access_record(const std::string& request_id, const std::string& tenant, const std::string& model,
+                   const RouteDecision& decision, const RelayResult& result) {
+    return json({{"event", "request"}, {"request_id", request_id}, {"tenant", tenant}, {"model", model},
                  {"version", decision.version}, {"pool", decision.pool->config().name}, {"reason", decision.reason},
                  {"replica", result.replica}, {"status", result.status}, {"attempts", result.attempts},
                  {"stream", result.streamed}, {"ttft_ms", result.ttft_ms}, {"total_ms", result.total_ms},
@@ -423,7 +429,9 @@ RelayPlan Gateway::make_plan(const std::shared_ptr<const Routing>& routing, Inco
         const std::string& counted_tenant = decision.reason == "two_tier" ? std::string() : tenant_name;
         metrics_.observe(model, decision.version, decision.pool->config().name, decision.reason, counted_tenant, result);
         if (large_tier && result.status < 400) metrics_.large_tier_answered(model, *large_tier, result.usage_tokens);
-        if (access_log_) access_log_(access_log_line(request_id, tenant_name, model, decision, result));
+        json record = access_record(request_id, tenant_name, model, decision, result);
+        if (access_log_) access_log_(dump(record));
+        recent_.add(std::move(record));
     };
     return plan;
 }

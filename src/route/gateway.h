@@ -13,6 +13,7 @@
 #include <variant>
 #include <vector>
 
+#include "dashboard/recent_requests.h"
 #include "http/exchange.h"
 #include "route/config.h"
 #include "route/relay.h"
@@ -69,6 +70,7 @@ private:
     mutable std::mutex routing_mutex_;
     std::shared_ptr<const Routing> routing_;
     mutable RouteMetrics metrics_;
+    mutable dashboard::RecentRequests recent_;  // the access log's last records, for /dashboard
     std::thread upstream_thread_;
 };
 

@@ -12,7 +12,8 @@
 #include "server/auth.h"
 #include "server/choice_runner.h"
 #include "server/completion_handler.h"
-#include "server/recent_requests.h"
+#include "dashboard/recent_requests.h"
+#include "server/request_record.h"
 
 namespace tern::server {
 
@@ -83,7 +84,7 @@ private:
     ApiKeys api_keys_;
     ApiKeys admin_keys_;
     std::function<std::string()> render_metrics_;
-    std::unique_ptr<RecentRequests> recent_ = std::make_unique<RecentRequests>();
+    std::unique_ptr<dashboard::RecentRequests> recent_ = std::make_unique<dashboard::RecentRequests>();
     RequestObserver on_request_;  // records into recent_, then calls the server's observer
     const std::atomic<ServingContext*>& context_;
     const std::atomic<bool>& ready_;

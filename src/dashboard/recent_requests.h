@@ -1,6 +1,5 @@
-// The request log's records: one JSON object per finished or refused request (endpoint, status, tokens, TTFT,
-// TPOT, inter-token gaps, finish reason, the response id), written to stderr as a log line by tern serve and kept,
-// the last few, for the dashboard's table of recent requests (/dashboard/requests).
+// The last few request-log records (JSON objects), for the dashboard's table of recent requests
+// (GET /dashboard/requests): tern serve keeps its request log's records here, tern route its access log's.
 #pragma once
 
 #include <cstddef>
@@ -10,11 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "server/completion_handler.h"
-
-namespace tern::server {
-
-nlohmann::json request_record(const std::string& endpoint, const Outcome& outcome);
+namespace tern::dashboard {
 
 class RecentRequests {
 public:
@@ -30,4 +25,4 @@ private:
     std::deque<nlohmann::json> records_;
 };
 
-}  // namespace tern::server
+}  // namespace tern::dashboard
