@@ -9,6 +9,7 @@
 #include "apps/commands.h"
 #include "model_bench/model_bench.h"
 #include "plan/model_shape.h"
+#include "trace/trace.h"
 
 namespace tern::apps {
 namespace {
@@ -25,6 +26,7 @@ struct BenchModelOptions {
     std::string kv_cache_type = "f16";
     bool measure_bandwidth = false;
     bool measure_peak = false;
+    std::string trace_path;
     bool json = false;
 };
 
@@ -103,7 +105,10 @@ Status run_bench_model(const BenchModelOptions& options) {
     bench.depth = options.depth;
     bench.warmup_seconds = options.warmup_seconds;
     TERN_ASSIGN_OR_RETURN(bench.kv_type, parse_kv_type(options.kv_cache_type));
+    trace::FileTrace trace(options.trace_path);
+    TERN_RETURN_IF_ERROR(trace.start());
     TERN_ASSIGN_OR_RETURN(ModelBenchResult result, bench_model(*model, pool, bench));
+    TERN_RETURN_IF_ERROR(trace.finish());
     nlohmann::json report = {{"model", options.model_path}, {"model_bytes", weight_bytes(*model)},
                              {"threads", options.num_threads}, {"isa", kernels::isa_name(model->kernel_table().isa)},
                              {"repetitions", options.repetitions}, {"prompt_tokens", options.prompt_tokens},
@@ -187,6 +192,8 @@ Status run_bench_compute(int num_threads, bool json) {
 void register_bench_model(CLI::App& bench) {
     auto options = std::make_shared<BenchModelOptions>();
     CLI::App* command = bench.add_subcommand("model", "Prefill and decode tokens/s of a model (like llama-bench)");
+    command->add_option("--trace", options->trace_path,
+                        "Write a Chrome trace (JSON, for Perfetto) of the runs to FILE: each forward's layers");
     add_model_option(command, &options->model_path, "GGUF model file")->required();
     command->add_option("-p,--prompt-tokens", options->prompt_tokens, "Prefill length (0 skips)")->capture_default_str();
     command->add_option("-n,--gen-tokens", options->generated_tokens, "Decode length (0 skips)")->capture_default_str();

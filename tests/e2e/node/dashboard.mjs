@@ -1,9 +1,12 @@
-// The live dashboard (GET /dashboard) in headless Chromium, while the caller sends load to the server: every chart
-// gets data and the recent-requests table rows, then the playground streams an answer. Screenshots go to OUT_DIR
-// (dashboard.png, playground.png) for a person to look at; one JSON line on stdout says what the page showed:
-//   {"charts": {"ttft": N, ...}, "recent_rows": N, "answer": "...", "error": null, "console_errors": [...]}
-// The caller judges it (the answer against a non-streamed request, no console errors). Exit 1 when the page never
-// got that far, with the reason on stderr.
+// The live dashboard (GET /dashboard of tern serve or tern route) in headless Chromium, while the caller sends load
+// to the server: every chart gets data and the recent-requests table rows, then the playground streams an answer
+// with the model its select chose (the first /v1/models lists). Screenshots go to OUT_DIR (dashboard.png,
+// playground.png) for a person to look at; one JSON line on stdout says what the page showed:
+//   {"charts": {"ttft": N, ...}, "recent_rows": N, "model": "...", "answer": "...", "error": null,
+//    "console_errors": [...]}
+// The charts are the mode's: ttft, tpot, tokens, requests, cache on tern serve; ttft, e2e, requests, replicas, cache
+// on tern route. The caller judges it (the answer against a non-streamed request for that model, no console
+// errors). Exit 1 when the page never got that far, with the reason on stderr.
 //   node dashboard.mjs BASE_URL OUT_DIR [API_KEY [MIN_POINTS]]
 // MIN_POINTS (default 1): the points each chart must show, over all its series, before the screenshot is taken, so
 // that it shows lines rather than the first samples.
@@ -14,7 +17,7 @@ import { chromium } from 'playwright-core';
 const [baseURL, outDir, apiKey = '', minPointsArg] = process.argv.slice(2);
 const minPoints = Number(minPointsArg || 1);
 if (!baseURL || !outDir) {
-  console.error('usage: node dashboard.mjs BASE_URL OUT_DIR [API_KEY]');
+  console.error('usage: node dashboard.mjs BASE_URL OUT_DIR [API_KEY [MIN_POINTS]]');
   process.exit(1);
 }
 mkdirSync(outDir, { recursive: true });
@@ -59,8 +62,9 @@ try {
   await page.click('#send');
   await page.waitForSelector('#answer[data-done="true"]', { timeout: 60_000 });
   await page.screenshot({ path: path.join(outDir, 'playground.png'), fullPage: true });
-  const played = await page.$eval('#answer', (answer) => ({ answer: answer.textContent,
-                                                             error: answer.dataset.error ?? null }));
+  const played = await page.evaluate(() => ({ model: document.getElementById('model').value,
+                                              answer: document.getElementById('answer').textContent,
+                                              error: document.getElementById('answer').dataset.error ?? null }));
 
   console.log(JSON.stringify({ ...shown, ...played, console_errors: consoleErrors }));
   exitCode = 0;
