@@ -114,6 +114,10 @@ void Model::matmuls(std::initializer_list<MatmulOutput> outputs, ThreadPool* poo
         num_units += output.weights->num_work_units();
     }
     const auto units_of = [&](size_t idx) { return outputs.begin()[idx].weights->num_work_units(); };
+    trace::Span span("matmul", "model");
+    int64_t bytes = 0;
+    for (const MatmulOutput& output : outputs) bytes += output.weights->view.row_stride * output.weights->view.num_rows;
+    span.arg("bytes", bytes);
     pool->parallel_for_dynamic(num_units, [&](int64_t begin, int64_t end, int thread_idx) {
         const auto run_part = [&](size_t idx, int64_t part_begin, int64_t part_end) {
             const MatmulOutput& output = outputs.begin()[idx];
