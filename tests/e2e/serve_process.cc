@@ -133,6 +133,10 @@ ServeProcess::~ServeProcess() {
 void ServeProcess::launch(const std::vector<std::string>& args) {
     static std::atomic<int> counter{0};
     log_path_ = temp_dir() + "/serve_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + ".log";
+    // Emptied here, before the child exists: an earlier test process with the same pid (pids wrap) left a log under
+    // this name, and start() read its "listening on" port until the child truncated the file, then polled that dead
+    // port for a minute.
+    std::ofstream(log_path_, std::ios::trunc).close();
     std::vector<std::string> words = {TERN_BINARY, command_, "--port", "0"};
     words.insert(words.end(), args.begin(), args.end());
     // Under a sanitizer the default KV budget (40% of memory, touched at start) is multiplied by shadow memory: two
