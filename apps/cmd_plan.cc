@@ -120,18 +120,19 @@ Result<DType> parse_type(const std::string& name, const char* what) {
     return *type;
 }
 
+// A preset, a GGUF or config.json path, else a model store name if the store has it.
+Result<plan::ModelShape> load_shape(const std::string& model) {
+    Result<plan::ModelShape> shape = plan::load_model_shape(model);
+    if (shape.is_ok()) return shape;
+    Result<store::ResolvedModel> stored = store::resolve_model_argument(model, store::store_root());
+    return stored.is_ok() ? plan::load_model_shape(stored.value().path) : shape;
+}
+
 Result<plan::PlanOptions> build_options(const PlanCommandOptions& options) {
     plan::PlanOptions plan_options;
     if (options.model.empty())
         return invalid_argument("--model is required (a preset name, a GGUF file or a config.json)");
-    Result<plan::ModelShape> shape = plan::load_model_shape(options.model);
-    if (!shape.is_ok()) {
-        // Not a preset nor a path: a model store name, if the store has it.
-        Result<store::ResolvedModel> stored = store::resolve_model_argument(options.model, store::store_root());
-        if (stored.is_ok()) shape = plan::load_model_shape(stored.value().path);
-    }
-    if (!shape.is_ok()) return shape.status();
-    plan_options.model = std::move(shape).value();
+    TERN_ASSIGN_OR_RETURN(plan_options.model, load_shape(options.model));
     if (!options.weight_type.empty()) {
         TERN_ASSIGN_OR_RETURN(plan_options.weight_type, parse_type(options.weight_type, "weight"));
     }

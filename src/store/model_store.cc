@@ -90,6 +90,26 @@ std::string version_list(const StoredModel& model) {
     return text.empty() ? "none" : text;
 }
 
+// Moves `file` and its manifest into a staging folder of `dir`, then renames that folder to the version's name: the
+// version appears whole or not at all.
+Status place_version(const std::string& file, const StoredVersion& facts, const std::string& dir) {
+    const std::string staging = fmt::format("{}/.staging-{}", dir, unique_suffix());
+    std::error_code error;
+    fs::create_directories(staging, error);
+    if (error) return internal_error(fmt::format("cannot create {}: {}", staging, error.message()));
+    Status status = ::rename(file.c_str(), (staging + "/" + kModelFileName).c_str()) == 0
+                        ? write_manifest(staging, facts)
+                        : internal_error(fmt::format("cannot move {} into the store: {}", file, std::strerror(errno)));
+    if (status.is_ok() && ::rename(staging.c_str(), (dir + "/" + facts.version).c_str()) != 0) {
+        status = internal_error(fmt::format("cannot install {}/{}: {}", dir, facts.version, std::strerror(errno)));
+    }
+    if (!status.is_ok()) {
+        fs::remove_all(staging, error);
+        return status;
+    }
+    return sync_dir(dir);
+}
+
 }  // namespace
 
 Result<StoredModel> ModelStore::find(const std::string& name) const {
@@ -175,22 +195,7 @@ Status ModelStore::install_locked(const InstallRequest& request, InstallOutcome&
     }
     facts.installed_at = utc_now();
     const std::string dir = model_dir(request.name);
-    const std::string staging = fmt::format("{}/.staging-{}", dir, unique_suffix());
-    std::error_code error;
-    fs::create_directories(staging, error);
-    if (error) return internal_error(fmt::format("cannot create {}: {}", staging, error.message()));
-    Status status = ::rename(request.file.c_str(), (staging + "/" + kModelFileName).c_str()) == 0
-                        ? write_manifest(staging, facts)
-                        : internal_error(fmt::format("cannot move {} into the store: {}", request.file,
-                                                     std::strerror(errno)));
-    if (status.is_ok() && ::rename(staging.c_str(), (dir + "/" + facts.version).c_str()) != 0) {
-        status = internal_error(fmt::format("cannot install {}/{}: {}", dir, facts.version, std::strerror(errno)));
-    }
-    if (!status.is_ok()) {
-        fs::remove_all(staging, error);
-        return status;
-    }
-    TERN_RETURN_IF_ERROR(sync_dir(dir));
+    TERN_RETURN_IF_ERROR(place_version(request.file, facts, dir));
     outcome = InstallOutcome{facts.version, false, model.current.empty() || request.make_current};
     if (!outcome.became_current) return Status::ok();
     if (!model.current.empty()) {
