@@ -125,7 +125,9 @@ Result<plan::ModelShape> load_shape(const std::string& model) {
     Result<plan::ModelShape> shape = plan::load_model_shape(model);
     if (shape.is_ok()) return shape;
     Result<store::ResolvedModel> stored = store::resolve_model_argument(model, store::store_root());
-    return stored.is_ok() ? plan::load_model_shape(stored.value().path) : shape;
+    if (stored.is_ok()) return plan::load_model_shape(stored.value().path);
+    return Status(shape.status().code(),
+                  shape.status().message() + ", nor a model in the store at " + store::store_root());
 }
 
 Result<plan::PlanOptions> build_options(const PlanCommandOptions& options) {
