@@ -2,10 +2,7 @@
 // interrupted halfway (SIGINT) and run again resumes with Range and ends with the published checksum; a corrupted
 // byte is found by `verify` and by the pull's own check; `use` and `rollback` switch what `tern serve -m NAME`
 // loads; concurrent pulls into one name each install whole.
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,7 +11,6 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <thread>
 
 #include "base/sha256.h"
@@ -26,25 +22,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-std::string read_text(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
-int free_port() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t size = sizeof(address);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&address), size);
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size);
-    ::close(fd);
-    return ntohs(address.sin_port);
-}
 
 // nginx in the foreground, one process, serving `www` at a rate that makes a download last a few seconds.
 class Nginx {
@@ -70,7 +47,7 @@ public:
     }
     std::string www() const { return dir_ + "/www"; }
     std::string url(const std::string& file) const { return "http://127.0.0.1:" + std::to_string(port_) + "/" + file; }
-    std::string access_log() const { return read_text(dir_ + "/access.log"); }
+    std::string access_log() const { return read_file(dir_ + "/access.log"); }
     int port() const { return port_; }
 
 private:
@@ -123,13 +100,13 @@ TEST_F(ModelsStore, AnInterruptedPullResumesAndEndsWithThePublishedChecksum) {
     const std::string sha = publish(nginx, model, "small.gguf");
     const pid_t pull = start_pull(nginx.url("small.gguf"), "small", dir_ + "/pull1.log");
     for (auto start = Clock::now(); partial_bytes(root_) < size * 35 / 100;) {
-        ASSERT_LT(Clock::now() - start, std::chrono::seconds(30)) << read_text(dir_ + "/pull1.log");
+        ASSERT_LT(Clock::now() - start, std::chrono::seconds(30)) << read_file(dir_ + "/pull1.log");
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     ::kill(pull, SIGINT);  // Ctrl-C
     int status = 0;
     ::waitpid(pull, &status, 0);
-    ASSERT_TRUE(WIFSIGNALED(status)) << read_text(dir_ + "/pull1.log");
+    ASSERT_TRUE(WIFSIGNALED(status)) << read_file(dir_ + "/pull1.log");
     const uint64_t kept = partial_bytes(root_);
     ASSERT_GE(kept, size * 35 / 100);
     ASSERT_LT(kept, size);
@@ -232,7 +209,7 @@ TEST_F(ModelsStore, ConcurrentPullsIntoOneNameDoNotCorruptEachOther) {
         int status = 0;
         ::waitpid(pulls[idx], &status, 0);
         EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
-            << read_text(dir_ + "/pull-" + std::to_string(idx) + ".log");
+            << read_file(dir_ + "/pull-" + std::to_string(idx) + ".log");
     }
     const CommandResult list = models("list --json");
     EXPECT_NE(list.out.find("\"version\": \"v1\""), std::string::npos) << list.out;

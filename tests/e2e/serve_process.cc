@@ -30,16 +30,16 @@ int time_scale() {
     return scale != nullptr ? std::max(1, std::atoi(scale)) : 1;
 }
 
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
 std::string read_file(const std::string& path) {
     std::ifstream stream(path, std::ios::binary);
     std::stringstream text;
     text << stream.rdbuf();
     return text.str();
 }
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
 
 // The port from the server's "listening on http://HOST:PORT" line; 0 until it is written.
 // 0 until the port is there whole: the log is read while the server writes it, and a line read half-written

@@ -98,6 +98,9 @@ pid_t spawn_with_log(std::vector<std::string> words, const std::string& log_path
 // under TSan, set by scripts/test); waits for the server stretch by it.
 int time_scale();
 
+// A whole file's bytes ("" when it cannot be read).
+std::string read_file(const std::string& path);
+
 // A TCP port that was free a moment ago on 127.0.0.1.
 int free_port();
 

@@ -8,7 +8,6 @@
 #include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -21,17 +20,10 @@ namespace {
 
 using nlohmann::json;
 
-std::string read_text(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
 // ajv (tests/e2e/node) against tests/trace/chrome_trace.schema.json.
 void expect_schema_valid(const std::string& trace_text, const std::string& name) {
     const std::string lines = temp_dir() + "/" + name + ".jsonl";
-    const json schema = json::parse(read_text(TERN_TRACE_SCHEMA));
+    const json schema = json::parse(read_file(TERN_TRACE_SCHEMA));
     std::ofstream(lines) << json{{"id", name}, {"schema", schema}, {"output", trace_text}}.dump() << "\n";
     const CommandResult result = run_command("'" + std::string(TERN_NODE) + "' '" + TERN_NODE_DIR +
                                              "/validate_schemas.mjs' '" + lines + "'");
@@ -124,7 +116,7 @@ TEST(Trace, AMixedWorkloadGivesValidChromeTraceJson) {
                                        " --kv-cache-mem 0.0004 --late-prompt-len 200 --late-prompt-after 0.02"
                                        " --trace " + path);
     ASSERT_EQ(run.exit_code, 0) << run.err;
-    const std::string text = read_text(path);
+    const std::string text = read_file(path);
     expect_schema_valid(text, "mixed-trace");
     const json trace = json::parse(text);
     const json& events = trace["traceEvents"];
