@@ -41,11 +41,6 @@ void write_partial_info(const std::string& partial_path, const PartialInfo& info
     std::ofstream(info_path(partial_path), std::ios::trunc) << json.dump() << "\n";
 }
 
-void remove_partial(const std::string& partial_path) {
-    ::unlink(partial_path.c_str());
-    ::unlink(info_path(partial_path).c_str());
-}
-
 std::string trim(std::string_view text) {
     while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
     while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
@@ -109,7 +104,6 @@ void init_curl_once() {
     static std::once_flag once;
     std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
-
 
 // One GET of the rest of the file, with the callbacks' state. Callbacks report a problem by setting `error_`
 // and returning a value that makes libcurl abort; run() then turns it into the Status.
@@ -283,14 +277,14 @@ private:
 Result<DownloadOutcome> Transfer::finish(CURLcode code) {
     if (!error_.empty()) {
         if (remove_partial_) {
-            remove_partial(options_.partial_path);
+            remove_partial_download(options_.partial_path);
             error_ += "; the partial download is removed, so the next pull starts from the beginning";
         }
         return Status(StatusCode::kUnavailable, error_);
     }
     if (code == CURLE_OK && status_ == 416 && resume_from_ > 0) {
         if (info_.total == resume_from_) return DownloadOutcome{resume_from_, resume_from_, false, ""};
-        remove_partial(options_.partial_path);
+        remove_partial_download(options_.partial_path);
         return Status(StatusCode::kUnavailable,
                       fmt::format("{} refused the range {}- (HTTP 416); the partial download is removed, so the next "
                                   "pull starts from the beginning",
@@ -333,9 +327,10 @@ bool is_url(const std::string& source) {
     return source.rfind("http://", 0) == 0 || source.rfind("https://", 0) == 0;
 }
 
-}  // namespace tern::store
-
-namespace tern::store {
+void remove_partial_download(const std::string& partial_path) {
+    ::unlink(partial_path.c_str());
+    ::unlink(info_path(partial_path).c_str());
+}
 
 Result<DownloadOutcome> download_to_file(const DownloadOptions& options) {
     init_curl_once();

@@ -37,6 +37,9 @@ struct DownloadOutcome {
 
 Result<DownloadOutcome> download_to_file(const DownloadOptions& options);
 
+// Deletes a partial download and the description of it that resuming reads, so the next attempt starts afresh.
+void remove_partial_download(const std::string& partial_path);
+
 // A small body (a published checksum): the text, kNotFound for 404/410, another error for the rest.
 Result<std::string> fetch_text(const std::string& url, size_t max_bytes, std::chrono::seconds timeout);
 

@@ -90,6 +90,13 @@ std::string version_list(const StoredModel& model) {
     return text.empty() ? "none" : text;
 }
 
+// The version, or an error that lists the ones the model has.
+Result<const StoredVersion*> require_version(const StoredModel& model, const std::string& version) {
+    if (const StoredVersion* stored = find_version(model, version)) return stored;
+    return not_found(fmt::format("model '{}' has no version '{}' (versions: {})", model.name, version,
+                                 version_list(model)));
+}
+
 // Moves `file` and its manifest into a staging folder of `dir`, then renames that folder to the version's name: the
 // version appears whole or not at all.
 Status place_version(const std::string& file, const StoredVersion& facts, const std::string& dir) {
@@ -159,11 +166,7 @@ Result<std::string> ModelStore::resolve(const ModelRef& ref) const {
                                      "(versions: {})",
                                      ref.name, ref.name, version_list(model)));
     }
-    const StoredVersion* stored = find_version(model, version);
-    if (stored == nullptr) {
-        return not_found(fmt::format("model '{}' has no version '{}' (versions: {})", ref.name, version,
-                                     version_list(model)));
-    }
+    TERN_ASSIGN_OR_RETURN(const StoredVersion* stored, require_version(model, version));
     return stored->path;
 }
 
@@ -187,11 +190,10 @@ Status ModelStore::install_locked(const InstallRequest& request, InstallOutcome&
     }
     StoredVersion facts = request.facts;
     if (facts.version.empty()) facts.version = next_version(model);
-    if (find_version(model, facts.version) != nullptr) {
+    if (const StoredVersion* taken = find_version(model, facts.version)) {
         return invalid_argument(fmt::format("{}@{} exists with another file (SHA-256 {}): choose another --version, "
                                             "or `tern models rm {}@{}` first",
-                                            request.name, facts.version, find_version(model, facts.version)->sha256,
-                                            request.name, facts.version));
+                                            request.name, facts.version, taken->sha256, request.name, facts.version));
     }
     facts.installed_at = utc_now();
     const std::string dir = model_dir(request.name);
@@ -212,10 +214,7 @@ Status ModelStore::use(const ModelRef& ref) {
     }
     TERN_ASSIGN_OR_RETURN(FileLock lock, lock_name(root_, ref.name));
     TERN_ASSIGN_OR_RETURN(StoredModel model, find(ref.name));
-    if (find_version(model, ref.version) == nullptr) {
-        return not_found(fmt::format("model '{}' has no version '{}' (versions: {})", ref.name, ref.version,
-                                     version_list(model)));
-    }
+    TERN_RETURN_IF_ERROR(require_version(model, ref.version).status());
     if (model.current == ref.version) return Status::ok();
     if (!model.current.empty()) {
         model.history.push_back(model.current);
@@ -248,10 +247,7 @@ Status ModelStore::remove(const ModelRef& ref) {
     TERN_ASSIGN_OR_RETURN(FileLock lock, lock_name(root_, ref.name));
     TERN_ASSIGN_OR_RETURN(StoredModel model, find(ref.name));
     if (ref.version.empty()) return remove_atomically(model_dir(ref.name), root_);
-    if (find_version(model, ref.version) == nullptr) {
-        return not_found(fmt::format("model '{}' has no version '{}' (versions: {})", ref.name, ref.version,
-                                     version_list(model)));
-    }
+    TERN_RETURN_IF_ERROR(require_version(model, ref.version).status());
     if (model.current == ref.version && model.versions.size() > 1) {
         return invalid_argument(fmt::format("{}@{} is current: switch first (`tern models use` or `rollback`), or "
                                             "remove every version with `tern models rm {}`",

@@ -79,7 +79,9 @@ std::string download_key(const std::string& source) {
 Status check_and_describe(const std::string& partial, const Staged& staged, Expected expected,
                           StoredVersion& facts) {
     TERN_ASSIGN_OR_RETURN(const Sha256 actual, sha256_of_file(partial));
-    if (!expected.hash && parse_sha256_hex(staged.etag)) expected = Expected{parse_sha256_hex(staged.etag), "etag"};
+    if (!expected.hash) {
+        if (const std::optional<Sha256> etag = parse_sha256_hex(staged.etag)) expected = Expected{etag, "etag"};
+    }
     if (expected.hash && *expected.hash != actual) {
         return invalid_argument(fmt::format("checksum mismatch for {}: expected SHA-256 {} ({}), got {}; the "
                                             "download is removed and nothing was installed",
@@ -114,14 +116,12 @@ Result<PullOutcome> pull(ModelStore& store, const PullRequest& request) {
     StoredVersion facts{.version = request.version, .source = request.source};
     Status checked = check_and_describe(partial, staged, expected, facts);
     if (!checked.is_ok()) {
-        fs::remove(partial, error);
-        fs::remove(partial + ".json", error);
+        remove_partial_download(partial);
         return checked;
     }
     InstallRequest install{request.name, partial, facts, request.make_current};
     TERN_ASSIGN_OR_RETURN(const InstallOutcome installed, store.install(install));
-    fs::remove(partial, error);  // still there when the same file was installed before
-    fs::remove(partial + ".json", error);
+    remove_partial_download(partial);  // the file is still there when the name held it already
     return PullOutcome{installed, facts.sha256, facts.checksum_from, staged.bytes, staged.resumed_from};
 }
 
