@@ -6,14 +6,10 @@
 #include <charconv>
 #include <cmath>
 
+#include "base/text.h"
+
 namespace tern::bench {
 namespace {
-
-std::string_view trim(std::string_view text) {
-    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
-    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
-    return text;
-}
 
 Result<double> parse_number(std::string_view text, std::string_view spec) {
     double value = 0;
@@ -29,11 +25,11 @@ Result<PercentilePoint> parse_point(std::string_view item, std::string_view spec
     if (equals == std::string_view::npos) {
         return invalid_argument(fmt::format("'{}': expected items like p50=800, got '{}'", spec, item));
     }
-    std::string_view key = trim(item.substr(0, equals));
+    std::string_view key = trim_space(item.substr(0, equals));
     if (!key.empty() && (key.front() == 'p' || key.front() == 'P')) key.remove_prefix(1);
     PercentilePoint point;
     TERN_ASSIGN_OR_RETURN(point.percentile, parse_number(key, spec));
-    TERN_ASSIGN_OR_RETURN(point.value, parse_number(trim(item.substr(equals + 1)), spec));
+    TERN_ASSIGN_OR_RETURN(point.value, parse_number(trim_space(item.substr(equals + 1)), spec));
     if (!(point.percentile > 0 && point.percentile < 100)) {
         return invalid_argument(fmt::format("'{}': percentiles must be in (0, 100), got {}", spec, point.percentile));
     }
@@ -48,7 +44,7 @@ Result<std::vector<PercentilePoint>> parse_percentile_spec(std::string_view spec
     size_t start = 0;
     while (start <= spec.size()) {
         const size_t comma = std::min(spec.find(',', start), spec.size());
-        const std::string_view item = trim(spec.substr(start, comma - start));
+        const std::string_view item = trim_space(spec.substr(start, comma - start));
         if (!item.empty()) {
             TERN_ASSIGN_OR_RETURN(PercentilePoint point, parse_point(item, spec));
             points.push_back(point);

@@ -15,6 +15,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/text.h"
+
 namespace tern::store {
 namespace {
 
@@ -41,12 +43,6 @@ void write_partial_info(const std::string& partial_path, const PartialInfo& info
     std::ofstream(info_path(partial_path), std::ios::trunc) << json.dump() << "\n";
 }
 
-std::string trim(std::string_view text) {
-    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
-    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
-    return std::string(text);
-}
-
 // The headers of the last response (a redirect's or a 100 Continue's are dropped when the next status line comes).
 struct ResponseHeaders {
     std::string content_range;
@@ -63,7 +59,7 @@ struct ResponseHeaders {
         if (colon == std::string_view::npos) return;
         std::string name(line.substr(0, colon));
         for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        const std::string value = trim(line.substr(colon + 1));
+        const std::string value(trim_space(line.substr(colon + 1)));
         if (name == "content-range") content_range = value;
         if (name == "etag") etag = value;
         if (name == "last-modified") last_modified = value;
@@ -293,7 +289,7 @@ Result<DownloadOutcome> Transfer::finish(CURLcode code) {
     if (code == CURLE_OK && status_ != 200 && status_ != 206) {
         return Status(StatusCode::kUnavailable,
                       fmt::format("GET {}: HTTP {}{}{}", options_.url, status_, error_body_.empty() ? "" : ": ",
-                                  trim(error_body_.substr(0, 200))));
+                                  trim_space(std::string_view(error_body_).substr(0, 200))));
     }
     const uint64_t have = file_size(fd_);
     if (code != CURLE_OK) {
