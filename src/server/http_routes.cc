@@ -25,6 +25,13 @@ constexpr const char* kBadBody = "the request body must be a JSON object (valid 
 http::Answer bad_body() { return http::error_answer(400, kBadBody); }
 Outcome bad_body_outcome() { return error_outcome(400, kBadBody); }
 
+// A 401 that names the scheme, as RFC 9110 asks.
+http::Answer unauthorized(const std::string& message) {
+    http::Answer answer = http::error_answer(401, message);
+    answer.headers.emplace_back("WWW-Authenticate", "Bearer");
+    return answer;
+}
+
 bool is_generation_path(const std::string& path) {
     return path == "/v1/completions" || path == "/v1/chat/completions";
 }
@@ -97,9 +104,7 @@ std::optional<http::Answer> Routes::trace_refusal(const http::Request& request) 
                                        "enable it)");
     }
     if (!admin_keys_.allows(request.header("authorization"))) {
-        http::Answer answer = http::error_answer(401, "/debug/trace needs the admin key: 'Authorization: Bearer KEY'");
-        answer.headers.emplace_back("WWW-Authenticate", "Bearer");
-        return answer;
+        return unauthorized("/debug/trace needs the admin key: 'Authorization: Bearer KEY'");
     }
     return std::nullopt;
 }
@@ -107,9 +112,7 @@ std::optional<http::Answer> Routes::trace_refusal(const http::Request& request) 
 // 401 without a valid key; 503 until the model is loaded.
 std::optional<http::Answer> Routes::refusal(const http::Request& request) const {
     if (!api_keys_.allows(request.header("authorization"))) {
-        http::Answer answer = http::error_answer(401, "a valid API key is required: send 'Authorization: Bearer KEY'");
-        answer.headers.emplace_back("WWW-Authenticate", "Bearer");
-        return answer;
+        return unauthorized("a valid API key is required: send 'Authorization: Bearer KEY'");
     }
     if (context_.load() == nullptr || !ready_.load()) {
         return http::error_answer(503, "the model is still loading; retry shortly");
