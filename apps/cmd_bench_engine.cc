@@ -35,6 +35,7 @@ Status run_bench_engine(BenchEngineOptions options) {
     ThreadPool pool(options.num_threads);
     TERN_ASSIGN_OR_RETURN(std::unique_ptr<engine::Engine> engine, engine::Engine::create(*model, pool, config));
     log_info("{}", engine->capacity().describe());
+    TERN_RETURN_IF_ERROR(apply_step_budget(options.engine, *engine));
     trace::FileTrace trace(options.trace_path);
     TERN_RETURN_IF_ERROR(trace.start());
     TERN_ASSIGN_OR_RETURN(engine::EngineBenchResult result,
@@ -44,7 +45,7 @@ Status run_bench_engine(BenchEngineOptions options) {
         nlohmann::json json = engine::engine_bench_json(result);
         json["model"] = options.model_path;
         json["threads"] = options.num_threads;
-        json["max_batched_tokens"] = config.max_batched_tokens;
+        json["max_batched_tokens"] = engine->config().max_batched_tokens;
         json["max_concurrency"] = options.bench.max_concurrency;
         json["prefix_caching"] = config.enable_prefix_caching;
         json["kv_cache_type"] = std::string(kv_type_name(config.kv_type));
@@ -75,6 +76,7 @@ void register_bench_engine(CLI::App& bench) {
     command->add_option("--late-prompt-len", options->bench.late_prompt_len,
                         "Add one request of this many prompt tokens after --late-prompt-after seconds");
     command->add_option("--late-prompt-after", options->bench.late_prompt_after_s, "Seconds before the late prompt");
+    options->engine.max_batched_tokens = "2048";  // offline throughput: the largest steps, as vLLM's LLM class
     add_engine_flags(command, &options->engine);
     command->add_option("--trace", options->trace_path, "Write a Chrome trace (JSON, for Perfetto) of the run to FILE");
     command->add_flag("--json", options->json, "Print one JSON object");

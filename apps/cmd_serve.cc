@@ -185,6 +185,7 @@ Status load_serving_state(const ServeOptions& options, const engine::EngineConfi
     TERN_ASSIGN_OR_RETURN(std::unique_ptr<engine::Engine> engine,
                           engine::Engine::create(*state.model, *state.pool, config));
     TERN_RETURN_IF_ERROR(warm_up(*engine));
+    TERN_RETURN_IF_ERROR(apply_step_budget(options.engine, *engine));
     TERN_ASSIGN_OR_RETURN(state.metrics,
                           server::ServerMetrics::create(weight_bytes(*state.model), engine->capacity().kv_bytes));
     server::ServerMetrics* metrics = state.metrics.get();
@@ -214,8 +215,8 @@ void log_serving(const ServeOptions& options, const engine::EngineConfig& config
     log_info("serving '{}' from {}: {} threads, kernels {}, {} ({}), max batched tokens {}, max running {}, queue {} "
              "requests / {} tokens, prefix cache {}, chat template: {}, tool calls: {}{}, reasoning: {}, API keys: {}",
              state.context->model_name, options.model_path, options.num_threads, kernels::isa_name(state.model->kernel_table().isa),
-             state.engine->capacity().describe(), kv_type_name(config.kv_type), config.max_batched_tokens,
-             config.max_running, config.max_queued_requests, config.max_queued_tokens,
+             state.engine->capacity().describe(), kv_type_name(config.kv_type),
+             state.engine->config().max_batched_tokens, state.engine->config().max_running, config.max_queued_requests, config.max_queued_tokens,
              config.enable_prefix_caching ? "on" : "off", state.chat.source,
              tools::format_name(state.context->tool_format), state.chat.tool_format ? "" : " (none in the template)",
              state.context->reasoning ? state.context->reasoning->start + "..." + state.context->reasoning->end

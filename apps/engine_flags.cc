@@ -1,5 +1,9 @@
 #include "apps/engine_flags.h"
 
+#include <exception>
+
+#include "base/log.h"
+
 namespace tern::apps {
 
 void add_engine_flags(CLI::App* command, EngineFlags* flags) {
@@ -12,10 +16,17 @@ void add_engine_flags(CLI::App* command, EngineFlags* flags) {
     command->add_flag("--no-prefix-cache", flags->no_prefix_cache, "Do not reuse the KV of common prompt prefixes");
     command->add_flag("--disable-hybrid-kv-cache-manager", flags->disable_hybrid_kv,
                       "Keep every position of sliding-window layers too (vLLM's flag): one block table per sequence");
-    command->add_option("--max-batched-tokens,--max-num-batched-tokens", config.max_batched_tokens,
-                        "Token budget of one step: decodes plus prompt chunks")->capture_default_str();
-    command->add_option("--max-running,--max-num-seqs", config.max_running, "Most sequences in one step")
-        ->capture_default_str();
+    command->add_option("--max-batched-tokens,--max-num-batched-tokens", flags->max_batched_tokens,
+                        "Token budget of one step: decodes plus prompt chunks; auto: sized at start so that a full "
+                        "step takes about --target-itl-ms on this machine (at most 2048)")->capture_default_str();
+    command->add_option("--target-itl-ms", flags->target_itl_ms,
+                        "With --max-batched-tokens auto: how long a step may take, the longest gap a streaming "
+                        "client should see while prompts are prefilled beside it")
+        ->capture_default_str()->check(CLI::Range(1.0, 600000.0));
+    flags->max_running_option =
+        command->add_option("--max-running,--max-num-seqs", config.max_running,
+                            "Most sequences in one step (with an auto step budget, at most that budget)")
+            ->capture_default_str();
     command->add_option("--max-queued-requests", config.max_queued_requests,
                         "Waiting requests beyond which new ones are rejected")->capture_default_str();
     command->add_option("--max-queued-tokens", config.max_queued_tokens,
@@ -29,8 +40,31 @@ void add_engine_flags(CLI::App* command, EngineFlags* flags) {
         ->capture_default_str();
 }
 
+namespace {
+
+Result<int> parse_budget(const std::string& text) {
+    size_t end = 0;
+    int value = 0;
+    try {
+        value = std::stoi(text, &end);
+    } catch (const std::exception&) {
+        end = 0;
+    }
+    if (end == 0 || end != text.size() || value < 1) {
+        return invalid_argument("--max-batched-tokens must be a number of tokens >= 1 or auto, not '" + text + "'");
+    }
+    return value;
+}
+
+}  // namespace
+
 Result<engine::EngineConfig> engine_config_from_flags(const EngineFlags& flags) {
     engine::EngineConfig config = flags.config;
+    if (flags.max_batched_tokens == "auto") {
+        config.max_batched_tokens = engine::StepBudgetOptions{}.max_tokens;
+    } else {
+        TERN_ASSIGN_OR_RETURN(config.max_batched_tokens, parse_budget(flags.max_batched_tokens));
+    }
     if (flags.kv_cache_mem_gib < 0) return invalid_argument("--kv-cache-mem must be >= 0 GiB");
     config.kv_cache_bytes = static_cast<uint64_t>(flags.kv_cache_mem_gib * (1ull << 30));
     TERN_ASSIGN_OR_RETURN(config.kv_type, parse_kv_type(flags.kv_cache_type));
@@ -39,6 +73,24 @@ Result<engine::EngineConfig> engine_config_from_flags(const EngineFlags& flags) 
     TERN_ASSIGN_OR_RETURN(config.scheduling_policy, engine::parse_scheduling_policy(flags.scheduling_policy));
     TERN_RETURN_IF_ERROR(config.validate());
     return config;
+}
+
+std::optional<engine::StepBudgetOptions> step_budget_options(const EngineFlags& flags) {
+    if (flags.max_batched_tokens != "auto") return std::nullopt;
+    engine::StepBudgetOptions options;
+    options.target_step_ms = flags.target_itl_ms;
+    options.max_running = flags.config.max_running;
+    options.max_running_explicit = flags.max_running_option != nullptr && flags.max_running_option->count() > 0;
+    return options;
+}
+
+Status apply_step_budget(const EngineFlags& flags, engine::Engine& engine) {
+    const std::optional<engine::StepBudgetOptions> options = step_budget_options(flags);
+    if (!options) return Status::ok();
+    TERN_ASSIGN_OR_RETURN(engine::StepBudget budget, engine::measure_step_budget(engine, *options));
+    TERN_RETURN_IF_ERROR(engine.set_step_limits(budget.max_batched_tokens, budget.max_running));
+    log_info("{}", engine::describe(budget, *options));
+    return Status::ok();
 }
 
 }  // namespace tern::apps

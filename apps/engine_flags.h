@@ -4,10 +4,12 @@
 
 #include <CLI/CLI.hpp>
 
+#include <optional>
 #include <string>
 
 #include "base/status.h"
 #include "engine/engine_config.h"
+#include "engine/step_budget.h"
 
 namespace tern::apps {
 
@@ -17,12 +19,25 @@ struct EngineFlags {
     bool no_prefix_cache = false;
     bool disable_hybrid_kv = false;
     std::string scheduling_policy = "fcfs";
+    // A number, or "auto": sized at start from the measured prefill speed and target_itl_ms (engine/step_budget.h).
+    // As vLLM's defaults depend on the use, an online server defaults to auto and an offline benchmark to 2048.
+    std::string max_batched_tokens = "auto";
+    double target_itl_ms = 250.0;
+    const CLI::Option* max_running_option = nullptr;  // to tell a --max-running given from the default
     engine::EngineConfig config;
 };
 
 void add_engine_flags(CLI::App* command, EngineFlags* flags);
 
 // The EngineConfig the flags describe; errors name the flag.
+// The EngineConfig the flags describe; errors name the flag. With an auto step budget the engine is created with the
+// largest (2048) and lowered once the speed is known.
 Result<engine::EngineConfig> engine_config_from_flags(const EngineFlags& flags);
+
+// Set when the step budget is auto: how to size it (after the engine is created and warmed up).
+std::optional<engine::StepBudgetOptions> step_budget_options(const EngineFlags& flags);
+
+// Sizes the step budget of `engine` if the flags ask for it (see step_budget_options) and logs what it chose.
+Status apply_step_budget(const EngineFlags& flags, engine::Engine& engine);
 
 }  // namespace tern::apps

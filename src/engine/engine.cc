@@ -120,6 +120,13 @@ Status Engine::abort(RequestId id) {
     return Status::ok();
 }
 
+Status Engine::set_step_limits(int max_batched_tokens, int max_running) {
+    TERN_RETURN_IF_ERROR(scheduler_->set_step_limits(max_batched_tokens, max_running));
+    config_.max_batched_tokens = max_batched_tokens;
+    config_.max_running = max_running;
+    return Status::ok();
+}
+
 Result<std::vector<RequestOutput>> Engine::step() {
     trace::Span step_span("step", "engine");
     std::vector<RequestOutput> outputs = std::move(pending_outputs_);

@@ -112,6 +112,9 @@ public:
     EngineStats stats() const;
     const EngineCapacity& capacity() const { return capacity_; }
     const EngineConfig& config() const { return config_; }
+    // Lowers the step's token budget and sets the cap on running sequences from the next step on (see
+    // Scheduler::set_step_limits; engine/step_budget.h sizes them from measured speed). config() shows the new ones.
+    Status set_step_limits(int max_batched_tokens, int max_running);
     // Drops cached prefixes (only while no request holds blocks); for benchmarks that compare cold runs.
     bool reset_prefix_cache() { return kv_->reset_prefix_cache(); }
     // The KV manager's invariants (block tables, reference counts, free queue, prefix-cache map); for tests.

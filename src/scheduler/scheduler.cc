@@ -38,7 +38,8 @@ Status queue_full(std::string message) { return {StatusCode::kResourceExhausted,
 
 }  // namespace
 
-Scheduler::Scheduler(const SchedulerConfig& config, kv::KvManager& kv) : config_(checked(config)), kv_(kv) {}
+Scheduler::Scheduler(const SchedulerConfig& config, kv::KvManager& kv)
+    : config_(checked(config)), max_batched_tokens_at_creation_(config.max_batched_tokens), kv_(kv) {}
 
 Status Scheduler::check_admission(const RequestParams& params) const {
     std::string id = "request " + std::to_string(params.id);
@@ -79,6 +80,20 @@ Status Scheduler::add_request(RequestParams params) {
     request.params = std::move(params);
     request.arrival = next_arrival_++;
     to_waiting(requests_.emplace(id, std::move(request)).first->second);
+    return Status::ok();
+}
+
+Status Scheduler::set_step_limits(int max_batched_tokens, int max_running) {
+    SchedulerConfig config = config_;
+    config.max_batched_tokens = max_batched_tokens;
+    config.max_running = max_running;
+    TERN_RETURN_IF_ERROR(config.validate());
+    if (max_batched_tokens > max_batched_tokens_at_creation_) {
+        return invalid_argument("the step's token budget can only be lowered, here from " +
+                                std::to_string(max_batched_tokens_at_creation_) + ", not raised to " +
+                                std::to_string(max_batched_tokens));
+    }
+    config_ = config;
     return Status::ok();
 }
 

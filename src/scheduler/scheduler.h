@@ -75,6 +75,12 @@ public:
     // Ends the request at once and frees its blocks; kNotFound for an unknown or finished id.
     Status abort(RequestId id);
 
+    // Changes the step's token budget and the cap on running sequences from the next schedule() on (a server sizes
+    // them from its measured speed after start). Requests already running above a lowered cap run on; admission
+    // waits until they are under it. kInvalidArgument for a value below 1, or a budget above the one the scheduler
+    // was created with: requests were admitted by the KV blocks a step of that size may make them hold.
+    Status set_step_limits(int max_batched_tokens, int max_running);
+
     const Request* find(RequestId id) const;
     bool has_unfinished_requests() const { return !requests_.empty(); }
     int num_running() const { return static_cast<int>(running_.size()); }
@@ -95,6 +101,7 @@ private:
     Request& get(RequestId id);
 
     SchedulerConfig config_;
+    int max_batched_tokens_at_creation_;
     kv::KvManager& kv_;
     std::unordered_map<RequestId, Request> requests_;
     std::set<QueueKey> waiting_;

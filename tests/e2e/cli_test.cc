@@ -87,6 +87,10 @@ TEST(Cli, BadValuesGiveOneErrorLine) {
     const testing::CommandResult missing = testing::run_tern("generate -p hi");
     EXPECT_NE(missing.exit_code, 0);
     EXPECT_NE(missing.err.find("--model"), std::string::npos) << missing.err;
+    const testing::CommandResult bad_budget = testing::run_tern("serve -m " + kStories + " --max-batched-tokens lots");
+    EXPECT_EQ(bad_budget.exit_code, 1);
+    EXPECT_NE(bad_budget.err.find("--max-batched-tokens must be a number of tokens >= 1 or auto, not 'lots'"),
+              std::string::npos) << bad_budget.err;
     // Every command that takes -t checks the same range, before it opens anything.
     for (const char* command : {"serve -m ", "bench engine -m ", "bench model -m ", "generate -p hi -m "}) {
         const testing::CommandResult bad_threads = testing::run_tern(std::string(command) + kStories + " -t 0");

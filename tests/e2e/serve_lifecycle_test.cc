@@ -106,6 +106,22 @@ TEST(ServeLifecycle, DrainTimeoutAnswers503) {
     EXPECT_TRUE(streamed.done);
 }
 
+// With no --max-batched-tokens the step budget is sized from a prefill timed at start and said in the log; a budget
+// given is taken as it is.
+TEST(ServeLifecycle, TheStepBudgetIsSizedAtStartUnlessGiven) {
+    testing::ServeProcess sized;
+    std::string error = sized.start({"-m", testing::kStoriesModel});
+    ASSERT_TRUE(error.empty()) << error;
+    EXPECT_NE(sized.log().find("-token prefill took"), std::string::npos) << sized.log();
+    EXPECT_EQ(testing::http_post(sized.port(), "/v1/completions", R"({"prompt": "Once", "max_tokens": 4})").status, 200);
+
+    testing::ServeProcess given;
+    error = given.start({"-m", testing::kStoriesModel, "--max-batched-tokens", "64"});
+    ASSERT_TRUE(error.empty()) << error;
+    EXPECT_EQ(given.log().find("-token prefill took"), std::string::npos) << given.log();
+    EXPECT_NE(given.log().find("max batched tokens 64,"), std::string::npos) << given.log();
+}
+
 // Clients scrape and generate while the server drains and exits: every thread of the server ends before the state
 // it reads (engine, metrics) is destroyed.
 TEST(ServeLifecycle, ShutdownWhileScrapingMetricsIsClean) {

@@ -1,8 +1,9 @@
-// Randomized add / abort / step sequences against the scheduler with a fake model (random next tokens). Every step
+// Randomized add / abort / step / step-limit changes against the scheduler with a fake model (random next tokens). Every step
 // checks the plan against the budget, the cap and the block tables, that each request keeps exactly the tokens it
 // was given (also across preemptions), and the KV pool's invariants; the run drains and ends with no leaked block.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <set>
@@ -28,6 +29,8 @@ public:
                                      .max_queued_requests = 8, .max_queued_tokens = 160, .max_model_len = 96},
                      kv_) {
         for (int prefix_idx = 0; prefix_idx < 3; ++prefix_idx) prefixes_.push_back(random_tokens(12));
+        initial_budget_ = scheduler_.config().max_batched_tokens;
+        allowed_running_ = scheduler_.config().max_running;
     }
 
     void op() {
@@ -36,6 +39,8 @@ public:
             add();
         } else if (choice == 4 && !expected_.empty()) {
             abort(random_live_request());
+        } else if (choice == 5 && uniform(0, 19) == 0) {
+            change_step_limits();
         } else {
             step();
         }
@@ -97,6 +102,17 @@ private:
         ++finished_[FinishReason::kAbort];
     }
 
+    // As a server does after measuring its speed: a budget up to the first one, any cap on running sequences.
+    void change_step_limits() {
+        const int budget = uniform(1, initial_budget_);
+        const int max_running = uniform(1, 6);
+        ASSERT_TRUE(scheduler_.set_step_limits(budget, max_running).is_ok());
+        EXPECT_FALSE(scheduler_.set_step_limits(initial_budget_ + 1, max_running).is_ok());
+        EXPECT_EQ(scheduler_.config().max_batched_tokens, budget);
+        // Those running above a lowered cap run on; none is admitted until they are fewer than the cap.
+        allowed_running_ = std::max(max_running, scheduler_.num_running());
+    }
+
     void check_plan(const StepPlan& plan) {
         const SchedulerConfig& config = scheduler_.config();
         int num_tokens = 0;
@@ -114,7 +130,8 @@ private:
         }
         EXPECT_EQ(plan.num_tokens, num_tokens);
         EXPECT_LE(num_tokens, config.max_batched_tokens);
-        EXPECT_LE(scheduler_.num_running(), config.max_running);
+        EXPECT_LE(scheduler_.num_running(), allowed_running_);
+        allowed_running_ = std::max(config.max_running, scheduler_.num_running());
         EXPECT_EQ(scheduler_.num_running(), kv_.num_requests());
         for (RequestId id : plan.preempted) {
             EXPECT_EQ(scheduler_.find(id)->state, RequestState::kWaiting);
@@ -158,6 +175,8 @@ private:
     std::map<FinishReason, int64_t> finished_;
     RequestId next_id_ = 1;
     int64_t num_rejected_ = 0;
+    int initial_budget_ = 0;
+    int allowed_running_ = 0;  // the cap, or more while requests admitted under a higher cap run on
 };
 
 class SchedulerRandomTest : public testing::TestWithParam<bool> {};
