@@ -34,6 +34,19 @@ void add_engine_flags(CLI::App* command, EngineFlags* flags) {
     command->add_option("--max-model-len", config.max_model_len,
                         "Context length (default: the model's; a LongRoPE model takes its long RoPE factors when "
                         "this exceeds its original context)");
+    engine::SpeculativeConfig& spec = config.speculative;
+    command->add_flag("--spec-ngram", flags->spec_ngram,
+                      "Speculative decoding with prompt-lookup drafts: tokens that followed the last n tokens earlier "
+                      "in the sequence are verified several at a time (exact; faster where outputs repeat inputs)");
+    command->add_option("--num-speculative-tokens", spec.num_speculative_tokens,
+                        "Drafts verified per request and step (default with --spec-ngram: 4)");
+    command->add_option("--spec-ngram-min", spec.ngram.min_n, "Shortest repeated suffix that proposes drafts")
+        ->capture_default_str();
+    command->add_option("--spec-ngram-max", spec.ngram.max_n, "Longest repeated suffix tried first")
+        ->capture_default_str();
+    command->add_option("--speculative-disable-by-batch-size", spec.disable_by_batch_size,
+                        "No drafts while more requests run (the step is compute-bound then)")
+        ->capture_default_str();
     command->add_option("--scheduling-policy", flags->scheduling_policy,
                         "fcfs: arrival order, a request with a non-zero priority is refused; priority: lower "
                         "`priority` first, and it may preempt others when KV memory is short")
@@ -71,6 +84,10 @@ Result<engine::EngineConfig> engine_config_from_flags(const EngineFlags& flags) 
     config.enable_prefix_caching = !flags.no_prefix_cache;
     config.hybrid_kv_cache = !flags.disable_hybrid_kv;
     TERN_ASSIGN_OR_RETURN(config.scheduling_policy, engine::parse_scheduling_policy(flags.scheduling_policy));
+    if (flags.spec_ngram && config.speculative.num_speculative_tokens == 0) config.speculative.num_speculative_tokens = 4;
+    if (!flags.spec_ngram && config.speculative.num_speculative_tokens > 0) {
+        return invalid_argument("--num-speculative-tokens needs a drafting method: add --spec-ngram");
+    }
     TERN_RETURN_IF_ERROR(config.validate());
     return config;
 }

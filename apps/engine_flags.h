@@ -24,6 +24,7 @@ struct EngineFlags {
     std::string max_batched_tokens = "auto";
     double target_itl_ms = 250.0;
     const CLI::Option* max_running_option = nullptr;  // to tell a --max-running given from the default
+    bool spec_ngram = false;  // speculative decoding with prompt-lookup drafts
     engine::EngineConfig config;
 };
 

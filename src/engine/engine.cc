@@ -7,29 +7,11 @@
 
 #include "base/check.h"
 #include "base/log.h"
+#include "engine/logprobs.h"
 #include "engine/step_trace.h"
 #include "trace/trace.h"
 
 namespace tern::engine {
-namespace {
-
-// `token`'s log_softmax(logits) value and rank, with the `num_top` most likely tokens; the sum in double so that a
-// long vocabulary's loses nothing.
-TokenLogprobs token_logprobs(const float* logits, int64_t vocab_size, int32_t token, int num_top, Sampler& sampler) {
-    const float max_logit = *std::max_element(logits, logits + vocab_size);
-    double total = 0.0;
-    int64_t num_above = 0;
-    for (int64_t idx = 0; idx < vocab_size; ++idx) {
-        total += std::exp(static_cast<double>(logits[idx] - max_logit));
-        num_above += logits[idx] > logits[token] ? 1 : 0;
-    }
-    const double logprob = static_cast<double>(logits[token] - max_logit) - std::log(total);
-    return TokenLogprobs{.logprob = static_cast<float>(logprob),
-                         .rank = num_above + 1,
-                         .top = sampler.top_logprobs(logits, num_top)};
-}
-
-}  // namespace
 
 Result<std::unique_ptr<Engine>> Engine::create(Model& model, ThreadPool& pool, const EngineConfig& config) {
     TERN_ASSIGN_OR_RETURN(EngineCapacity capacity, plan_capacity(model.hparams(), config));
@@ -137,12 +119,13 @@ Result<std::vector<RequestOutput>> Engine::step() {
     note_scheduled(plan, Clock::now());
     build_batch(plan);
     TERN_RETURN_IF_ERROR(forward(plan));
-    std::unordered_map<RequestId, TokenLogprobs> logprobs;
-    const auto sampled = sample(plan, logprobs);
+    StepLogprobs logprobs;
+    const scheduler::SampledTokens sampled = sample(plan, logprobs);
     trace::Span update_span("update", "engine");
     const auto updates = scheduler_->update_from_step(plan, sampled);
     collect(updates, logprobs, outputs);
     count_step(plan);
+    propose_drafts();
     return outputs;
 }
 
@@ -213,14 +196,22 @@ void Engine::build_batch(const scheduler::StepPlan& plan) {
         const std::optional<Pooling> pooling = state.pooling;
         const int prompt_rows_end = gathers_prompt_logprobs(state) ? request->num_prompt_tokens() - 1 : 0;
         LogitRows rows{.first = num_rows};
+        // The step samples when it reaches the known tokens' end: from the last known position on, every row
+        // (drafts follow it) has logits.
+        const int num_known = request->num_tokens();
+        const bool samples = end - scheduled.num_draft_tokens == num_known;
         for (int position = scheduled.start; position < end; ++position) {
-            const bool last = position == end - 1 && end == request->num_tokens();
+            const bool sampling_row = samples && position >= num_known - 1;
+            const bool last = position == end - 1 && samples;
             const bool hidden = pooling && (*pooling == Pooling::kMean || last);
             const bool prompt_row = position < prompt_rows_end;
             rows.num_prompt += prompt_row ? 1 : 0;
-            const bool logits = (last && !pooling) || prompt_row;
+            const bool logits = (sampling_row && !pooling) || prompt_row;
             num_rows += logits ? 1 : 0;
-            batch_.add(request->tokens[static_cast<size_t>(position)], position, sequence, logits, hidden);
+            const int32_t token = position < num_known
+                                      ? request->tokens[static_cast<size_t>(position)]
+                                      : request->draft_tokens[static_cast<size_t>(position - num_known)];
+            batch_.add(token, position, sequence, logits, hidden);
         }
         logit_rows_.push_back(rows);
     }
@@ -281,120 +272,37 @@ std::vector<float> Engine::pooled_embedding(const RequestState& state) const {
     return embedding;
 }
 
-// The tokens the request's grammar allows next, and the stop tokens where its text may end.
-// A grammar that allows nothing more (its text is complete) leaves only the stop tokens (add_request makes sure
-// there are some). A grammar the vocabulary cannot continue (a byte no token spells) leaves none: the stop tokens
-// are allowed then, so that the request ends rather than leaves the grammar.
-void Engine::fill_grammar_mask(RequestState& state) {
-    state.grammar->fill_next_token_mask(state.allowed);
-    if (state.grammar->can_end() || state.allowed.count() == 0) {
-        for (int32_t token : state.stop_tokens) state.allowed.set(token);
-    }
-}
-
-// The masks of every constrained request that samples in this step, side by side on the pool: each request's
-// matcher is its own and the compiled grammar is only read.
-void Engine::fill_grammar_masks(const scheduler::StepPlan& plan) {
-    std::vector<RequestState*> constrained;
-    for (const auto& scheduled : plan.requests) {
-        if (!samples_this_step(scheduled)) continue;
-        RequestState& state = requests_.at(scheduled.id);
-        if (state.grammar) constrained.push_back(&state);
-    }
-    if (constrained.empty()) return;
-    pool_.parallel_for_dynamic(static_cast<int64_t>(constrained.size()), [&](int64_t begin, int64_t end, int) {
-        for (int64_t i = begin; i < end; ++i) fill_grammar_mask(*constrained[static_cast<size_t>(i)]);
-    });
-}
-
-// Samples under the grammar's mask and advances the grammar. The budget is kept too: while the fewest bytes that
-// complete the text, one token each, plus the end token fit in the tokens left, any allowed token may come; a token
-// that would leave too few (a model that keeps opening strings and arrays, as a random one does) is taken back and
-// the draw repeated among the tokens that walk a shortest completion, so that the text can end within max_tokens.
-// A grammar that needs more parser work than a request may use (a hostile ambiguous one: GrammarMatcher::overloaded)
-// ends its request with a stop token, and collect() reports why: it must not hold up the others.
-bool Engine::advance_grammar(RequestState& state, int32_t token) {
-    if (state.grammar->accept_token(token)) return true;
-    TERN_CHECK(state.grammar->overloaded()) << "the grammar refused a token its mask allowed";
-    return false;
-}
-
-int32_t Engine::sample_with_grammar(RequestState& state, const float* logits, int tokens_left) {
-    grammar::GrammarMatcher& matcher = *state.grammar;
-    const auto is_stop = [&](int32_t token) {
-        return std::count(state.stop_tokens.begin(), state.stop_tokens.end(), token) > 0;
-    };
-    if (matcher.overloaded()) return state.stop_tokens.front();  // from its mask
-    int32_t token = state.sampler.sample(logits, state.allowed.words().data());  // filled by fill_grammar_masks
-    const int left_after = tokens_left - 1;
-    if (is_stop(token)) return token;
-    if (!advance_grammar(state, token)) return state.stop_tokens.front();
-    if (matcher.distance_to_end() + 1 <= static_cast<uint32_t>(std::max(left_after, 0))) {
-        return token;
-    }
-    matcher.rollback(1);
-    matcher.fill_shortest_path_mask(state.allowed);
-    if (matcher.can_end()) {
-        for (int32_t stop : state.stop_tokens) state.allowed.set(stop);
-    }
-    if (state.allowed.count() > 0) token = state.sampler.sample(logits, state.allowed.words().data());
-    if (!is_stop(token) && !advance_grammar(state, token)) return state.stop_tokens.front();
-    return token;
-}
-
-std::unordered_map<RequestId, int32_t> Engine::sample(const scheduler::StepPlan& plan,
-                                                      std::unordered_map<RequestId, TokenLogprobs>& logprobs) {
-    trace::Span span("sample", "engine");
-    const int64_t vocab_size = model_.hparams().vocab_size;
-    std::unordered_map<RequestId, int32_t> sampled;
-    fill_grammar_masks(plan);
-    for (size_t idx = 0; idx < plan.requests.size(); ++idx) {
-        const auto& scheduled = plan.requests[idx];
-        if (!samples_this_step(scheduled)) continue;
-        RequestState& state = requests_.at(scheduled.id);
-        if (state.pooling) continue;  // an embedding: no logits, nothing to sample
-        const float* logits = logits_.data() + (logit_rows_[idx].first + logit_rows_[idx].num_prompt) * vocab_size;
-        const scheduler::Request& request = *scheduler_->find(scheduled.id);
-        const int32_t token = state.grammar ? sample_with_grammar(state, logits, request.params.max_tokens -
-                                                                                     request.num_output_tokens())
-                                            : state.sampler.sample(logits);
-        state.sampler.accept(token);
-        sampled.emplace(scheduled.id, token);
-        if (state.num_top_logprobs >= 0) {
-            logprobs[scheduled.id] = token_logprobs(logits, vocab_size, token, state.num_top_logprobs, state.sampler);
-        }
-    }
-    return sampled;
-}
-
-void Engine::collect(const std::vector<scheduler::RequestUpdate>& updates,
-                     std::unordered_map<RequestId, TokenLogprobs>& logprobs, std::vector<RequestOutput>& outputs) {
+// One output per token gained (a step that accepted drafts gives several), the finish with the last.
+void Engine::collect(const std::vector<scheduler::RequestUpdate>& updates, StepLogprobs& logprobs,
+                     std::vector<RequestOutput>& outputs) {
     const Clock::time_point now = Clock::now();
     for (const auto& update : updates) {
-        auto state = requests_.find(update.id);
-        TERN_CHECK(state != requests_.end()) << "update for unknown request " << update.id;
-        RequestOutput output{.id = update.id, .token = update.token, .finish_reason = update.finish_reason};
-        if (update.token) {
-            state->second.timings.token_times.push_back(now);
+        auto found_state = requests_.find(update.id);
+        TERN_CHECK(found_state != requests_.end()) << "update for unknown request " << update.id;
+        RequestState& state = found_state->second;
+        auto found_logprobs = logprobs.find(update.id);
+        for (size_t idx = 0; idx < update.tokens.size(); ++idx) {
+            RequestOutput output{.id = update.id, .token = update.tokens[idx]};
+            state.timings.token_times.push_back(now);
             ++counters_.num_generated_tokens;
-            if (auto found = logprobs.find(update.id); found != logprobs.end()) {
-                output.logprobs = std::move(found->second);
-            }
-            if (gathers_prompt_logprobs(state->second)) report_prompt_logprobs(state->second, output);
+            if (found_logprobs != logprobs.end()) output.logprobs = std::move(found_logprobs->second.at(idx));
+            if (gathers_prompt_logprobs(state)) report_prompt_logprobs(state, output);
+            outputs.push_back(std::move(output));
         }
-        if (update.finish_reason) {
-            if (state->second.pooling) output.embedding = pooled_embedding(state->second);
-            if (state->second.grammar && state->second.grammar->overloaded()) {
-                output.error = "the grammar needs too much parser work per token (an ambiguous grammar, such as "
-                               "root ::= root root | \"a\", is cubic in the text's length): make it unambiguous";
-                log_warn("request {}: ended early: {}", update.id, *output.error);
-            }
-            state->second.timings.finish = now;
-            trace_request_life(update.id, state->second.timings);
-            output.timings = std::move(state->second.timings);
-            requests_.erase(state);
+        if (!update.finish_reason) continue;
+        if (update.tokens.empty()) outputs.push_back(RequestOutput{.id = update.id});
+        RequestOutput& output = outputs.back();
+        output.finish_reason = update.finish_reason;
+        if (state.pooling) output.embedding = pooled_embedding(state);
+        if (state.grammar && state.grammar->overloaded()) {
+            output.error = "the grammar needs too much parser work per token (an ambiguous grammar, such as "
+                           "root ::= root root | \"a\", is cubic in the text's length): make it unambiguous";
+            log_warn("request {}: ended early: {}", update.id, *output.error);
         }
-        if (output.token || output.finish_reason) outputs.push_back(std::move(output));
+        state.timings.finish = now;
+        trace_request_life(update.id, state.timings);
+        output.timings = std::move(state.timings);
+        requests_.erase(found_state);
     }
 }
 

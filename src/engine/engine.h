@@ -90,6 +90,11 @@ struct EngineStats {
     int64_t num_generated_tokens = 0;
     int64_t num_steps = 0;
     int64_t last_step_tokens = 0;
+    // Speculative decoding: requests x steps that verified drafts, the drafts verified, and those accepted
+    // (acceptance rate: accepted / draft tokens; mean accepted length: 1 + accepted / drafts).
+    int64_t num_drafts = 0;
+    int64_t num_draft_tokens = 0;
+    int64_t num_accepted_draft_tokens = 0;
 };
 
 class Engine {
@@ -156,13 +161,20 @@ private:
     bool advance_grammar(RequestState& state, int32_t token);
     // Whether the step computes the last of the request's known tokens, so that it samples the next one.
     bool samples_this_step(const scheduler::ScheduledRequest& scheduled) const {
-        return scheduled.start + scheduled.num_tokens == scheduler_->find(scheduled.id)->num_tokens();
+        return scheduled.start + scheduled.num_tokens - scheduled.num_draft_tokens ==
+               scheduler_->find(scheduled.id)->num_tokens();
     }
-    std::unordered_map<RequestId, int32_t> sample(const scheduler::StepPlan& plan,
-                                                  std::unordered_map<RequestId, TokenLogprobs>& logprobs);
+    // Per request, the log-probabilities of each token it gained in the step (when it asked for them).
+    using StepLogprobs = std::unordered_map<RequestId, std::vector<TokenLogprobs>>;
+    scheduler::SampledTokens sample(const scheduler::StepPlan& plan, StepLogprobs& logprobs);
+    // The accepted drafts of a request and the token after them, each accepted into its sampler.
+    std::vector<int32_t> verify_drafts(RequestState& state, const scheduler::ScheduledRequest& scheduled,
+                                       const float* rows, std::vector<TokenLogprobs>* logprobs);
+    // Sets the next step's drafts of the requests that decode (none while the batch is large or for a grammar).
+    void propose_drafts();
     void report_prompt_logprobs(RequestState& state, RequestOutput& output);
-    void collect(const std::vector<scheduler::RequestUpdate>& updates,
-                 std::unordered_map<RequestId, TokenLogprobs>& logprobs, std::vector<RequestOutput>& outputs);
+    void collect(const std::vector<scheduler::RequestUpdate>& updates, StepLogprobs& logprobs,
+                 std::vector<RequestOutput>& outputs);
 
     Model& model_;
     ThreadPool& pool_;
@@ -176,7 +188,8 @@ private:
     TokenBatch batch_;
     std::vector<float> logits_;
     // Per scheduled request of the step, in plan order: its first row in logits_ and how many of its rows are prompt
-    // positions (for prompt log-probabilities); the sampling row, if any, follows them.
+    // positions (for prompt log-probabilities); the sampling rows, if any, follow them: one, or one per draft and
+    // one after the last draft.
     struct LogitRows {
         int64_t first = 0;
         int num_prompt = 0;

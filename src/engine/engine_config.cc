@@ -27,6 +27,14 @@ Status EngineConfig::validate() const {
     if (max_queued_requests < 1) return invalid_argument("--max-queued-requests must be >= 1");
     if (max_queued_tokens < 1) return invalid_argument("--max-queued-tokens must be >= 1");
     if (max_model_len < 0) return invalid_argument("--max-model-len must be >= 0 (0 = the model's context)");
+    const SpeculativeConfig& spec = speculative;
+    if (spec.num_speculative_tokens < 0 || spec.num_speculative_tokens > 32) {
+        return invalid_argument("--num-speculative-tokens must be in [0, 32]");
+    }
+    if (spec.ngram.min_n < 1 || spec.ngram.max_n < spec.ngram.min_n) {
+        return invalid_argument("the n-gram lengths must satisfy 1 <= --spec-ngram-min <= --spec-ngram-max");
+    }
+    if (spec.disable_by_batch_size < 1) return invalid_argument("--speculative-disable-by-batch-size must be >= 1");
     return Status::ok();
 }
 

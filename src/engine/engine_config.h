@@ -11,6 +11,7 @@
 #include "model/hparams.h"
 #include "model/kv_cache.h"
 #include "scheduler/scheduler.h"
+#include "spec/ngram_proposer.h"
 
 namespace tern::engine {
 
@@ -21,6 +22,17 @@ enum class SchedulingPolicy { kFcfs, kPriority };
 
 // "fcfs" or "priority"; anything else is kInvalidArgument naming --scheduling-policy.
 Result<SchedulingPolicy> parse_scheduling_policy(std::string_view name);
+
+// Speculative decoding (src/spec): each decoding request's drafts are computed and verified, K at a time, in the
+// batched forward of the next step; exact (greedy outputs unchanged, sampled ones distributed as without it). Off by
+// default. Requests with a grammar run without drafts (their masks are filled before the forward, one per request).
+struct SpeculativeConfig {
+    int num_speculative_tokens = 0;  // K drafts per request and step; 0: off
+    spec::NgramOptions ngram;        // prompt lookup, the drafting method (num_tokens is set from K)
+    // No drafts while more requests run than this: the step is then compute-bound, and rejected drafts cost as much
+    // as real tokens (vLLM's speculative_disable_by_batch_size).
+    int disable_by_batch_size = 8;
+};
 
 struct EngineConfig {
     uint64_t kv_cache_bytes = 0;          // KV budget; 0 = kDefaultKvMemoryFraction of available memory
@@ -36,6 +48,7 @@ struct EngineConfig {
     int64_t max_queued_tokens = 1 << 20;  // prompt tokens of waiting requests beyond which add_request() rejects
     int max_model_len = 0;                // context length; 0 = the model's own (trained) context
     SchedulingPolicy scheduling_policy = SchedulingPolicy::kFcfs;
+    SpeculativeConfig speculative;
 
     Status validate() const;
 };

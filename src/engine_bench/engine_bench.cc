@@ -136,6 +136,9 @@ Result<EngineBenchResult> run_engine_bench(Engine& engine, int64_t vocab_size, c
     const int64_t queried = after.prefix_cache.num_queried_tokens - before.prefix_cache.num_queried_tokens;
     const int64_t hits = after.prefix_cache.num_hit_tokens - before.prefix_cache.num_hit_tokens;
     result.prefix_cache_hit_rate = queried > 0 ? static_cast<double>(hits) / queried : 0.0;
+    result.num_drafts = after.num_drafts - before.num_drafts;
+    result.num_draft_tokens = after.num_draft_tokens - before.num_draft_tokens;
+    result.num_accepted_draft_tokens = after.num_accepted_draft_tokens - before.num_accepted_draft_tokens;
     summarize(run, result);
     return result;
 }

@@ -40,6 +40,10 @@ struct EngineBenchResult {
     int64_t num_steps = 0;
     int64_t num_preemptions = 0;
     double prefix_cache_hit_rate = 0;
+    // Speculative decoding (when on): drafts verified (per request and step), draft tokens, and those accepted.
+    int64_t num_drafts = 0;
+    int64_t num_draft_tokens = 0;
+    int64_t num_accepted_draft_tokens = 0;
     // The late arrival, when there was one.
     double late_ttft_ms = -1;
     double late_max_gap_others_ms = -1;  // the longest inter-token gap of the other requests after it arrived

@@ -16,6 +16,16 @@ std::string distribution_row(std::string_view name, const bench::Distribution& d
                        distribution.median, distribution.p90, distribution.p99, distribution.max);
 }
 
+double acceptance_rate(const EngineBenchResult& result) {
+    return result.num_draft_tokens > 0 ? static_cast<double>(result.num_accepted_draft_tokens) / result.num_draft_tokens
+                                       : 0.0;
+}
+
+// Tokens a verifying step gains per request: the accepted drafts and the one after them.
+double mean_accepted_length(const EngineBenchResult& result) {
+    return result.num_drafts > 0 ? 1.0 + static_cast<double>(result.num_accepted_draft_tokens) / result.num_drafts : 0.0;
+}
+
 }  // namespace
 
 std::string format_engine_bench(const EngineBenchResult& result) {
@@ -29,6 +39,11 @@ std::string format_engine_bench(const EngineBenchResult& result) {
                         "prefix cache hit rate {:.1f}%\n",
                         100.0 * result.peak_kv_fill, 100.0 * result.peak_kv_usage,
                         100.0 * result.prefix_cache_hit_rate);
+    if (result.num_drafts > 0) {
+        text += fmt::format("speculative decoding: {} drafts of {} tokens, {:.1f}% accepted, {:.2f} tokens a verifying "
+                            "step\n", result.num_drafts, result.num_draft_tokens, 100.0 * acceptance_rate(result),
+                            mean_accepted_length(result));
+    }
     text += "| ms | mean | p50 | p90 | p99 | max |\n|---|---|---|---|---|---|\n";
     text += distribution_row("TTFT", result.ttft_ms);
     text += distribution_row("TPOT", result.tpot_ms);
@@ -67,6 +82,13 @@ nlohmann::json engine_bench_json(const EngineBenchResult& result) {
         {"kv_bytes", result.capacity.kv_bytes},
         {"max_sequences_at_context", result.capacity.max_sequences_at_context},
     };
+    if (result.num_drafts > 0) {
+        json["speculative"] = {{"num_drafts", result.num_drafts},
+                               {"num_draft_tokens", result.num_draft_tokens},
+                               {"num_accepted_tokens", result.num_accepted_draft_tokens},
+                               {"acceptance_rate", acceptance_rate(result)},
+                               {"mean_accepted_length", mean_accepted_length(result)}};
+    }
     if (result.late_ttft_ms >= 0) {
         json["late_prompt"] = {{"ttft_ms", result.late_ttft_ms}, {"max_gap_others_ms", result.late_max_gap_others_ms}};
     }

@@ -155,7 +155,7 @@ void Sampler::keep_allowed(const uint64_t* allowed) {
     num_candidates_ = kept;
 }
 
-int32_t Sampler::sample(const float* logits, const uint64_t* allowed) {
+std::optional<double> Sampler::prepare(const float* logits, const uint64_t* allowed) {
     fill_candidates(logits);
     // Right after fill_candidates, candidates_[id].id == id, so the biases, penalties and bans index by token id.
     add_biases();
@@ -163,13 +163,34 @@ int32_t Sampler::sample(const float* logits, const uint64_t* allowed) {
     apply_bans();
     if (allowed) keep_allowed(allowed);  // after the biases and penalties: none of them revives a refused token
     TERN_CHECK(num_candidates_ > 0) << "no token is allowed: nothing can be sampled";
-    if (params_.temperature == 0.0f) return argmax_candidates();
+    if (params_.temperature == 0.0f) return std::nullopt;
 
     if (params_.top_k > 0 && static_cast<size_t>(params_.top_k) < num_candidates_) keep_top_k(params_.top_k);
     double total = compute_weights();
     if (params_.top_p < 1.0f) total = keep_top_p(total);
     if (params_.min_p > 0.0f) total = keep_min_p();
-    return draw(total);
+    return total;
+}
+
+int32_t Sampler::sample(const float* logits, const uint64_t* allowed) {
+    const std::optional<double> total = prepare(logits, allowed);
+    return total ? draw(*total) : argmax_candidates();
+}
+
+Sampler::DraftCheck Sampler::check_draft(const float* logits, int32_t draft) {
+    const std::optional<double> total = prepare(logits, nullptr);
+    if (!total) {
+        const int32_t best = argmax_candidates();
+        return {best, best == draft};
+    }
+    Candidate* drafted = nullptr;
+    for (size_t idx = 0; idx < num_candidates_; ++idx) {
+        if (candidates_[idx].id == draft && candidates_[idx].weight > 0.0f) drafted = &candidates_[idx];
+    }
+    const double draft_weight = drafted != nullptr ? drafted->weight : 0.0;
+    if (next_unit() * *total < draft_weight) return {draft, true};
+    if (drafted != nullptr) drafted->weight = 0.0f;  // draw() skips it: p without the draft
+    return {draw(*total - draft_weight), false};
 }
 
 void Sampler::add_biases() {
@@ -292,10 +313,11 @@ double Sampler::keep_min_p() {
     return total;
 }
 
+// Top 53 bits of one mt19937_64 output give a double in [0, 1) that is the same on every standard library.
+double Sampler::next_unit() { return static_cast<double>(rng_() >> 11) * 0x1.0p-53; }
+
 int32_t Sampler::draw(double total) {
-    // Top 53 bits of one mt19937_64 output give a double in [0, 1) that is the same on every standard library.
-    const double unit = static_cast<double>(rng_() >> 11) * 0x1.0p-53;
-    const double target = unit * total;
+    const double target = next_unit() * total;
     double cumulative = 0.0;
     int32_t last_possible = candidates_[0].id;
     for (size_t idx = 0; idx < num_candidates_; ++idx) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <unordered_map>
 #include <utility>
@@ -57,6 +58,17 @@ public:
     // Reuses the thread's candidate buffer: no heap allocation per call (after a thread's first).
     int32_t sample(const float* logits, const uint64_t* allowed = nullptr);
 
+    // Speculative decoding's check of a draft token proposed with certainty (an n-gram match): under greedy decoding
+    // the argmax, accepted when it is the draft; otherwise the draft is accepted with its probability p(draft) under
+    // the distribution sample() draws from, and on rejection a token is drawn from that distribution without the
+    // draft (renormalised). The token returned is distributed exactly as sample()'s: rejection sampling (Leviathan
+    // et al., 2023) with a one-hot draft distribution. One or two draws from the seeded generator.
+    struct DraftCheck {
+        int32_t token;
+        bool accepted;
+    };
+    DraftCheck check_draft(const float* logits, int32_t draft);
+
     // The `n` most likely tokens of log_softmax(logits) with their log-probabilities, most likely first (ties to
     // the lowest id); n is clamped to [0, vocab_size]. Uses the raw logits: no penalties, no temperature, which is
     // what the OpenAI `logprobs` field reports. Allocates only the returned vector.
@@ -86,6 +98,9 @@ private:
     void for_each_penalized(RefFn&& ref) const;
 
     // Each stage works on candidates_[0, num_candidates_); the doubles are sums of the surviving weights.
+    // prepare() runs every stage before the draw: the survivors' total weight, or nothing under greedy decoding.
+    std::optional<double> prepare(const float* logits, const uint64_t* allowed);
+    double next_unit();
     void fill_candidates(const float* logits);
     void keep_allowed(const uint64_t* allowed);
     int32_t argmax_candidates() const;

@@ -41,6 +41,9 @@ struct Request {
     int64_t arrival = 0;          // the scheduler's admission counter: the order within a priority class
     RequestState state = RequestState::kWaiting;
     int num_preemptions = 0;
+    // Speculative decoding: proposed continuations of `tokens`, computed and verified with the request's next
+    // decode; dropped by that step's update and by a preemption. Not part of `tokens` until verified.
+    std::vector<TokenId> draft_tokens;
 
     int num_prompt_tokens() const { return static_cast<int>(params.prompt.size()); }
     int num_output_tokens() const { return static_cast<int>(tokens.size() - params.prompt.size()); }

@@ -115,16 +115,27 @@ StepPlan Scheduler::schedule() {
 }
 
 bool Scheduler::schedule_running(Request& request, StepPlan& plan, int& budget) {
-    int num_new = std::min(request.num_tokens() - request.num_computed_tokens, budget);
+    const int num_new = std::min(request.num_tokens() - request.num_computed_tokens, budget);
     TERN_CHECK(num_new > 0) << "running request " << request.params.id << " has nothing to compute";
-    while (!kv_.allocate_slots(request.params.id, request.tokens, request.num_computed_tokens, num_new)) {
-        Request& victim = get(std::prev(running_.end())->id);
-        preempt(victim, plan, budget);
-        if (&victim == &request) return false;
+    int num_drafts = std::min(static_cast<int>(request.draft_tokens.size()), budget - num_new);
+    // Drafts only where the budget and free blocks allow: speculation never preempts anyone.
+    if (num_drafts > 0) {
+        std::vector<TokenId> with_drafts = request.tokens;  // slots for the drafts; only known tokens are ever hashed
+        with_drafts.insert(with_drafts.end(), request.draft_tokens.begin(), request.draft_tokens.begin() + num_drafts);
+        if (!kv_.allocate_slots(request.params.id, with_drafts, request.num_computed_tokens, num_new + num_drafts)) {
+            num_drafts = 0;
+        }
     }
-    plan.requests.push_back({request.params.id, request.num_computed_tokens, num_new});
-    plan.num_tokens += num_new;
-    budget -= num_new;
+    if (num_drafts == 0) {
+        while (!kv_.allocate_slots(request.params.id, request.tokens, request.num_computed_tokens, num_new)) {
+            Request& victim = get(std::prev(running_.end())->id);
+            preempt(victim, plan, budget);
+            if (&victim == &request) return false;
+        }
+    }
+    plan.requests.push_back({request.params.id, request.num_computed_tokens, num_new + num_drafts, num_drafts});
+    plan.num_tokens += num_new + num_drafts;
+    budget -= num_new + num_drafts;
     return true;
 }
 
@@ -161,14 +172,14 @@ void Scheduler::preempt(Request& victim, StepPlan& plan, int& budget) {
     // Recompute: the KV is gone, but its computed full blocks stay in the prefix cache until evicted, so resuming
     // usually gets most of them back (blocks allocated for this step were never computed, so never cached).
     victim.num_computed_tokens = 0;
+    victim.draft_tokens.clear();
     ++victim.num_preemptions;
     ++num_preemptions_;
     to_waiting(victim);
     plan.preempted.push_back(victim.params.id);
 }
 
-std::vector<RequestUpdate> Scheduler::update_from_step(const StepPlan& plan,
-                                                       const std::unordered_map<RequestId, TokenId>& sampled) {
+std::vector<RequestUpdate> Scheduler::update_from_step(const StepPlan& plan, const SampledTokens& sampled) {
     std::vector<RequestUpdate> updates;
     for (const ScheduledRequest& entry : plan.requests) {
         auto it = requests_.find(entry.id);
@@ -177,27 +188,60 @@ std::vector<RequestUpdate> Scheduler::update_from_step(const StepPlan& plan,
         TERN_CHECK(request.num_computed_tokens == entry.start)
             << "request " << entry.id << " has " << request.num_computed_tokens << " computed tokens but the plan "
             << "started at " << entry.start << "; schedule() and update_from_step() must alternate";
-        request.num_computed_tokens += entry.num_tokens;
-        kv_.cache_computed_blocks(entry.id, request.tokens, request.num_computed_tokens);
-        RequestUpdate update{entry.id, std::nullopt, std::nullopt};
+        request.draft_tokens.clear();
+        request.num_computed_tokens += entry.num_tokens - entry.num_draft_tokens;
+        RequestUpdate update{entry.id, {}, std::nullopt};
         if (request.num_computed_tokens == request.num_tokens() && request.params.prompt_only) {
+            kv_.cache_computed_blocks(entry.id, request.tokens, request.num_computed_tokens);
             update.finish_reason = FinishReason::kStop;
             finish(request);
         } else if (request.num_computed_tokens == request.num_tokens()) {
-            auto token = sampled.find(entry.id);
-            TERN_CHECK(token != sampled.end()) << "no sampled token for request " << entry.id;
-            request.tokens.push_back(token->second);
-            update.token = token->second;
-            if (std::ranges::find(request.params.stop_tokens, token->second) != request.params.stop_tokens.end()) {
-                update.finish_reason = FinishReason::kStop;
-            } else if (request.num_output_tokens() >= request.params.max_tokens) {
-                update.finish_reason = FinishReason::kLength;
-            }
-            if (update.finish_reason) finish(request);
+            auto found = sampled.find(entry.id);
+            TERN_CHECK(found != sampled.end() && !found->second.empty()) << "no sampled token for request " << entry.id;
+            TERN_CHECK(found->second.size() <= static_cast<size_t>(entry.num_draft_tokens) + 1)
+                << "request " << entry.id << " got " << found->second.size() << " tokens for "
+                << entry.num_draft_tokens << " drafts";
+            // The accepted drafts' KV was computed in this step: every returned token but the last.
+            request.num_computed_tokens += static_cast<int>(found->second.size()) - 1;
+            append_tokens(request, found->second, update);
+        } else {
+            kv_.cache_computed_blocks(entry.id, request.tokens, request.num_computed_tokens);
         }
-        updates.push_back(update);
+        updates.push_back(std::move(update));
     }
     return updates;
+}
+
+// Appends sampled tokens up to the first that ends the request, caches the computed blocks, and finishes it if it ended.
+void Scheduler::append_tokens(Request& request, const std::vector<TokenId>& tokens, RequestUpdate& update) {
+    for (TokenId token : tokens) {
+        request.tokens.push_back(token);
+        update.tokens.push_back(token);
+        if (std::ranges::find(request.params.stop_tokens, token) != request.params.stop_tokens.end()) {
+            update.finish_reason = FinishReason::kStop;
+        } else if (request.num_output_tokens() >= request.params.max_tokens) {
+            update.finish_reason = FinishReason::kLength;
+        }
+        if (update.finish_reason) break;
+    }
+    // Tokens after one that ended the request were dropped, and the KV of their drafts with them.
+    request.num_computed_tokens = std::min(request.num_computed_tokens, request.num_tokens());
+    // A finished request's blocks are cached too: a follow-up (the next chat turn) starts with its text.
+    kv_.cache_computed_blocks(request.params.id, request.tokens, request.num_computed_tokens);
+    if (update.finish_reason) finish(request);
+}
+
+Status Scheduler::set_draft_tokens(RequestId id, std::vector<TokenId> drafts) {
+    auto it = requests_.find(id);
+    if (it == requests_.end()) return not_found("request " + std::to_string(id) + " is not queued or running");
+    Request& request = it->second;
+    if (request.state != RequestState::kRunning || request.num_computed_tokens + 1 != request.num_tokens()) {
+        return invalid_argument("request " + std::to_string(id) + " is not decoding: drafts follow a sampled token");
+    }
+    const int num_allowed = request.params.max_tokens - request.num_output_tokens() - 1;
+    if (static_cast<int>(drafts.size()) > num_allowed) drafts.resize(static_cast<size_t>(std::max(num_allowed, 0)));
+    request.draft_tokens = std::move(drafts);
+    return Status::ok();
 }
 
 Status Scheduler::abort(RequestId id) {

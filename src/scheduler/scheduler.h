@@ -29,11 +29,14 @@ struct SchedulerConfig {
 
 // One request's share of a step: compute KV for tokens [start, start + num_tokens) of request `id`. The block
 // table is KvManager::block_ids(id). When start + num_tokens reaches the request's known tokens, the step samples
-// its next token; otherwise it was a chunk of a prompt and nothing is sampled.
+// its next token; otherwise it was a chunk of a prompt and nothing is sampled. With num_draft_tokens = K > 0 the
+// last K of those positions hold the request's first K draft tokens (past its known tokens): the step verifies them
+// and samples one token after the last accepted one.
 struct ScheduledRequest {
     RequestId id;
     int start;
     int num_tokens;
+    int num_draft_tokens = 0;
     bool operator==(const ScheduledRequest&) const = default;
 };
 
@@ -43,13 +46,17 @@ struct StepPlan {
     std::vector<RequestId> preempted;        // preempted during this schedule(), in order
 };
 
-// What update_from_step() reports for one request: the token it gained (none for a prompt chunk) and, when it
-// ended, why.
+// What update_from_step() reports for one request: the tokens it gained (none for a prompt chunk; more than one when
+// draft tokens were accepted) and, when it ended, why.
 struct RequestUpdate {
     RequestId id;
-    std::optional<TokenId> token;
+    std::vector<TokenId> tokens;
     std::optional<FinishReason> finish_reason;
 };
+
+// The tokens a step produced per request: one for a plain decode, the accepted drafts then one more for a request
+// whose drafts were verified.
+using SampledTokens = std::unordered_map<RequestId, std::vector<TokenId>>;
 
 // Not thread-safe: owned and called by the engine thread only. schedule() and update_from_step() alternate.
 class Scheduler {
@@ -65,12 +72,19 @@ public:
     // Plans the next step; see the file comment. Requests preempted here are back in the waiting queue.
     StepPlan schedule();
 
-    // Records that `plan` ran: advances computed tokens, appends the sampled token of every request whose known
-    // tokens were all computed (`sampled` must hold one for each of them, prompt-only ones aside: they finish
-    // there), finishes requests on a stop token or at max_tokens and frees their blocks. Entries of requests
-    // aborted since schedule() are skipped.
-    std::vector<RequestUpdate> update_from_step(const StepPlan& plan,
-                                                const std::unordered_map<RequestId, TokenId>& sampled);
+    // Records that `plan` ran: advances computed tokens, appends the sampled tokens of every request whose known
+    // tokens were all computed (`sampled` must hold them for each, prompt-only ones aside: they finish there; for an
+    // entry with K draft tokens, between 1 and K + 1: the accepted drafts, in order, then the token after them),
+    // finishes requests on a stop token or at max_tokens (tokens after that one are dropped) and frees their blocks.
+    // Rejected drafts' positions stop counting as computed; their slots are rewritten by later steps. Entries of
+    // requests aborted since schedule() are skipped.
+    std::vector<RequestUpdate> update_from_step(const StepPlan& plan, const SampledTokens& sampled);
+
+    // Speculative decoding: proposes `drafts` as the continuation of running request `id`, to be verified in the
+    // request's next step. Only for a request that decodes (all its tokens but the last computed); drafts beyond
+    // what max_tokens leaves (one fewer than the tokens it may still generate) are dropped. kNotFound for an unknown
+    // request, kInvalidArgument for one that is waiting or still has prompt tokens to compute.
+    Status set_draft_tokens(RequestId id, std::vector<TokenId> drafts);
 
     // Ends the request at once and frees its blocks; kNotFound for an unknown or finished id.
     Status abort(RequestId id);
@@ -94,6 +108,7 @@ private:
     Status check_admission(const RequestParams& params) const;
     bool schedule_running(Request& request, StepPlan& plan, int& budget);
     bool schedule_waiting(Request& request, StepPlan& plan, int& budget);
+    void append_tokens(Request& request, const std::vector<TokenId>& tokens, RequestUpdate& update);
     void preempt(Request& victim, StepPlan& plan, int& budget);
     void to_waiting(Request& request);
     void to_running(Request& request);

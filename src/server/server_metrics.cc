@@ -50,6 +50,14 @@ Status ServerMetrics::register_all(int64_t weight_bytes, int64_t kv_bytes) {
     TERN_ASSIGN_OR_RETURN(prefix_hits_, r.add_counter("tern:prefix_cache_hits_total", "Prompt tokens found in the "
                                                       "prefix cache"));
     TERN_ASSIGN_OR_RETURN(preemptions_, r.add_counter("tern:num_preemptions_total", "Requests preempted"));
+    // Speculative decoding, as vLLM's spec_decode counters: acceptance rate = accepted / draft tokens, mean accepted
+    // length = 1 + accepted / drafts.
+    TERN_ASSIGN_OR_RETURN(spec_drafts_, r.add_counter("tern:spec_decode_num_drafts_total",
+                                                      "Draft sequences verified (one per request and step)"));
+    TERN_ASSIGN_OR_RETURN(spec_draft_tokens_, r.add_counter("tern:spec_decode_num_draft_tokens_total",
+                                                            "Draft tokens verified"));
+    TERN_ASSIGN_OR_RETURN(spec_accepted_tokens_, r.add_counter("tern:spec_decode_num_accepted_tokens_total",
+                                                               "Draft tokens accepted"));
     TERN_ASSIGN_OR_RETURN(running_, r.add_gauge("tern:num_requests_running", "Requests in the running batch"));
     TERN_ASSIGN_OR_RETURN(waiting_, r.add_gauge("tern:num_requests_waiting", "Requests waiting to be scheduled"));
     TERN_ASSIGN_OR_RETURN(kv_usage_, r.add_gauge("tern:kv_cache_usage_perc", "Fraction of KV blocks in use (1 = all)"));
@@ -98,6 +106,10 @@ void ServerMetrics::on_step(const engine::EngineStats& stats) {
     prefix_hits_->get().inc(static_cast<double>(stats.prefix_cache.num_hit_tokens -
                                                 last_stats_.prefix_cache.num_hit_tokens));
     preemptions_->get().inc(static_cast<double>(stats.num_preemptions - last_stats_.num_preemptions));
+    spec_drafts_->get().inc(static_cast<double>(stats.num_drafts - last_stats_.num_drafts));
+    spec_draft_tokens_->get().inc(static_cast<double>(stats.num_draft_tokens - last_stats_.num_draft_tokens));
+    spec_accepted_tokens_->get().inc(
+        static_cast<double>(stats.num_accepted_draft_tokens - last_stats_.num_accepted_draft_tokens));
     last_stats_ = stats;
 }
 

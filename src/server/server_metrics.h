@@ -39,6 +39,9 @@ private:
     metrics::Family<metrics::Counter>* prefix_queries_ = nullptr;
     metrics::Family<metrics::Counter>* prefix_hits_ = nullptr;
     metrics::Family<metrics::Counter>* preemptions_ = nullptr;
+    metrics::Family<metrics::Counter>* spec_drafts_ = nullptr;
+    metrics::Family<metrics::Counter>* spec_draft_tokens_ = nullptr;
+    metrics::Family<metrics::Counter>* spec_accepted_tokens_ = nullptr;
     metrics::Family<metrics::Gauge>* running_ = nullptr;
     metrics::Family<metrics::Gauge>* waiting_ = nullptr;
     metrics::Family<metrics::Gauge>* kv_usage_ = nullptr;

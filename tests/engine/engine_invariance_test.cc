@@ -1,6 +1,6 @@
 // Batch invariance at temperature 0: each prompt's tokens are identical when it runs alone, in a batch of 16 mixed
-// lengths, with chunked prefill (7-token steps), with and without prefix caching, and after being preempted and
-// recomputed. stories260K (f32 weights) and a synthetic Q8_0 / Q4_0 model (the int8 kernels' batched paths).
+// lengths, with chunked prefill (7-token steps), with and without prefix caching, after being preempted and
+// recomputed, and with speculative decoding. stories260K (f32 weights) and a synthetic Q8_0 / Q4_0 model (the int8 kernels' batched paths).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -107,6 +107,21 @@ void expect_invariant(Model& model, ThreadPool& pool, EngineConfig base, const s
     const RunResult preempted = run(model, pool, small, prompts, max_tokens);
     EXPECT_EQ(preempted.tokens, alone) << "preempted";
     EXPECT_GT(preempted.stats.num_preemptions, 0);
+
+    // Speculative decoding (prompt lookup, 4 drafts, any repeated token proposing): the same greedy tokens in a
+    // batch, in 7-token steps (drafts cut short by the budget) and under preemption.
+    const std::pair<const char*, EngineConfig> speculative_runs[] = {
+        {"speculative", base}, {"speculative, 7-token steps", chunked}, {"speculative, preempted", small}};
+    int64_t num_accepted = 0;
+    for (auto [label, config] : speculative_runs) {
+        config.speculative = {.num_speculative_tokens = 4, .ngram = {.min_n = 1, .max_n = 3},
+                              .disable_by_batch_size = 64};
+        const RunResult speculative = run(model, pool, config, prompts, max_tokens);
+        EXPECT_EQ(speculative.tokens, alone) << label;
+        EXPECT_GT(speculative.stats.num_draft_tokens, 0) << label;
+        num_accepted += speculative.stats.num_accepted_draft_tokens;
+    }
+    EXPECT_GT(num_accepted, 0) << "no draft was ever accepted: the runs above prove little";
 }
 
 TEST(EngineInvariance, Stories260KEveryKvType) {

@@ -175,5 +175,65 @@ TEST(DistributionTest, PenalisedRow) {
     EXPECT_GT(chi_square(counts, expected_distribution(kLogits, params)), 10 * chi_square_bound(11));
 }
 
+// Speculative decoding's draft check: whatever the draft, the token it returns is distributed as sample()'s, and
+// the draft is accepted with its probability under that distribution. Cases: the likeliest token, a middling one,
+// one top-k cuts (never accepted), and under top-p.
+TEST(DistributionTest, DraftCheckKeepsTheDistribution) {
+    struct Case {
+        int32_t draft;
+        int top_k;
+        float top_p;
+    };
+    const Case cases[] = {{10, 0, 1.0f}, {4, 0, 1.0f}, {5, 6, 1.0f}, {2, 0, 0.8f}};
+    for (const Case& c : cases) {
+        SCOPED_TRACE("draft " + std::to_string(c.draft));
+        SamplingParams params;
+        params.temperature = 0.9f;
+        params.top_k = c.top_k;
+        params.top_p = c.top_p;
+        params.seed = 21;
+        Sampler sampler(params, static_cast<int32_t>(kLogits.size()));
+        std::vector<int64_t> counts(kLogits.size(), 0);
+        int64_t num_accepted = 0;
+        for (int draw_idx = 0; draw_idx < kDraws; ++draw_idx) {
+            const Sampler::DraftCheck check = sampler.check_draft(kLogits.data(), c.draft);
+            ++counts[check.token];
+            num_accepted += check.accepted ? 1 : 0;
+            EXPECT_TRUE(!check.accepted || check.token == c.draft);
+        }
+        const std::vector<double> probs = expected_distribution(kLogits, params);
+        int support = 0;
+        for (size_t id = 0; id < probs.size(); ++id) {
+            support += probs[id] > 0.0 ? 1 : 0;
+            if (probs[id] == 0.0) EXPECT_EQ(counts[id], 0) << "token " << id << " should have been cut";
+        }
+        EXPECT_LT(chi_square(counts, probs), chi_square_bound(support - 1));
+        // Acceptance is a Bernoulli(p(draft)) per check: within 5 standard deviations.
+        const double p = probs[static_cast<size_t>(c.draft)];
+        EXPECT_NEAR(static_cast<double>(num_accepted) / kDraws, p, 5 * std::sqrt(p * (1 - p) / kDraws) + 1e-9);
+        // A plausible mistake, a rejection that redraws from the whole distribution (the draft included), would
+        // give the draft p + (1 - p) p: far outside the bound whenever p is not tiny.
+        if (p > 0.05) {
+            std::vector<double> wrong = probs;
+            for (size_t id = 0; id < wrong.size(); ++id) wrong[id] *= 1 - p;
+            wrong[static_cast<size_t>(c.draft)] += p;
+            EXPECT_GT(chi_square(counts, wrong), 10 * chi_square_bound(support - 1));
+        }
+    }
+}
+
+// Under greedy decoding the check is the argmax, accepted exactly when the draft is it.
+TEST(DistributionTest, GreedyDraftCheckIsTheArgmax) {
+    SamplingParams params;
+    params.temperature = 0.0f;
+    Sampler sampler(params, static_cast<int32_t>(kLogits.size()));
+    const int32_t best = sampler.sample(kLogits.data());
+    for (int32_t draft = 0; draft < static_cast<int32_t>(kLogits.size()); ++draft) {
+        const Sampler::DraftCheck check = sampler.check_draft(kLogits.data(), draft);
+        EXPECT_EQ(check.token, best);
+        EXPECT_EQ(check.accepted, draft == best);
+    }
+}
+
 }  // namespace
 }  // namespace tern

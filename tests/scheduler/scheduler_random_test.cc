@@ -1,6 +1,9 @@
-// Randomized add / abort / step / step-limit changes against the scheduler with a fake model (random next tokens). Every step
-// checks the plan against the budget, the cap and the block tables, that each request keeps exactly the tokens it
-// was given (also across preemptions), and the KV pool's invariants; the run drains and ends with no leaked block.
+// Randomized add / abort / step / step-limit changes against the scheduler with a fake model (random next tokens)
+// and random draft tokens (speculative decoding: a random number of them accepted). Every step checks the plan
+// against the budget, the cap and the block tables, that each request keeps exactly the tokens it was given (also
+// across preemptions), that the KV slots a step reads as computed hold the request's own tokens (a fake KV that
+// records the token written to each slot: a rejected draft's slot, or a prefix-cache hit, must never pass for
+// computed KV of other tokens), and the KV pool's invariants; the run drains and ends with no leaked block.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -62,6 +65,7 @@ public:
     int64_t num_finished(FinishReason reason) const { return finished_.contains(reason) ? finished_.at(reason) : 0; }
     int64_t num_rejected() const { return num_rejected_; }
     int64_t preemptions() const { return scheduler_.num_preemptions(); }
+    int64_t num_drafts_scheduled() const { return num_drafts_scheduled_; }
 
 private:
     int uniform(int low, int high) { return std::uniform_int_distribution<int>(low, high)(rng_); }
@@ -79,9 +83,17 @@ private:
     void add() {
         RequestParams params{.id = next_id_++, .prompt = {}, .max_tokens = uniform(1, 40), .priority = uniform(0, 2),
                              .stop_tokens = {}};
-        params.prompt = prefixes_[uniform(0, 2)];
-        params.prompt.resize(uniform(0, 12));
-        std::vector<TokenId> tail = random_tokens(uniform(params.prompt.empty() ? 1 : 0, 60));
+        // A third of the prompts continue a finished request's whole text, as a chat's next turn does: prefix-cache
+        // hits then reach blocks that held generated tokens (and, before them, drafts).
+        const bool follow_up = !finished_texts_.empty() && uniform(0, 2) == 0;
+        if (follow_up) {
+            params.prompt = finished_texts_[static_cast<size_t>(uniform(0, std::ssize(finished_texts_) - 1))];
+        } else {
+            params.prompt = prefixes_[uniform(0, 2)];
+            params.prompt.resize(uniform(0, 12));
+        }
+        std::vector<TokenId> tail = random_tokens(uniform(params.prompt.empty() ? 1 : 0, follow_up ? 4 : 60));
+        if (params.prompt.size() + tail.size() > 80) params.prompt.resize(80 - tail.size());
         params.prompt.insert(params.prompt.end(), tail.begin(), tail.end());
         if (uniform(0, 3) == 0) params.stop_tokens = {kStopToken};
         std::vector<TokenId> prompt = params.prompt;
@@ -124,7 +136,8 @@ private:
             EXPECT_EQ(request->state, RequestState::kRunning);
             EXPECT_EQ(request->num_computed_tokens, entry.start);
             EXPECT_GT(entry.num_tokens, 0);
-            EXPECT_LE(entry.start + entry.num_tokens, request->num_tokens());
+            EXPECT_LE(entry.start + entry.num_tokens - entry.num_draft_tokens, request->num_tokens());
+            EXPECT_LE(entry.num_draft_tokens, static_cast<int>(request->draft_tokens.size()));
             EXPECT_GE(int64_t(kv_.block_ids(entry.id).size()) * kBlockSize, entry.start + entry.num_tokens);
             num_tokens += entry.num_tokens;
         }
@@ -143,18 +156,79 @@ private:
         }
     }
 
+    // The fake KV: the token each slot was last written with, per block.
+    TokenId& slot(RequestId id, int position) {
+        const kv::BlockId block = kv_.block_ids(id)[static_cast<size_t>(position / kBlockSize)];
+        std::vector<TokenId>& contents = kv_contents_[block];
+        contents.resize(kBlockSize, -1);
+        return contents[static_cast<size_t>(position % kBlockSize)];
+    }
+
+    // Before the step: the computed positions hold the request's tokens. Then the step writes its positions,
+    // drafts included.
+    void write_kv(const StepPlan& plan) {
+        for (const ScheduledRequest& entry : plan.requests) {
+            const Request& request = *scheduler_.find(entry.id);
+            for (int position = 0; position < entry.start; ++position) {
+                ASSERT_EQ(slot(entry.id, position), request.tokens[static_cast<size_t>(position)])
+                    << "request " << entry.id << " reads stale KV at position " << position;
+            }
+            const int num_known = entry.num_tokens - entry.num_draft_tokens;
+            if (entry.num_draft_tokens > 0) {
+                ASSERT_EQ(entry.start + num_known, request.num_tokens()) << "drafts must follow every known token";
+            }
+            ASSERT_LE(entry.num_draft_tokens, static_cast<int>(request.draft_tokens.size()));
+            for (int idx = 0; idx < entry.num_tokens; ++idx) {
+                const int position = entry.start + idx;
+                slot(entry.id, position) = idx < num_known ? request.tokens[static_cast<size_t>(position)]
+                                                           : request.draft_tokens[static_cast<size_t>(idx - num_known)];
+            }
+        }
+    }
+
+    // What a verifier would return: a random number of the drafts accepted, then one more token.
+    std::vector<TokenId> verified_tokens(const ScheduledRequest& entry) {
+        const Request& request = *scheduler_.find(entry.id);
+        const int num_accepted = uniform(0, entry.num_draft_tokens);
+        std::vector<TokenId> tokens(request.draft_tokens.begin(), request.draft_tokens.begin() + num_accepted);
+        tokens.push_back(uniform(0, 7));
+        return tokens;
+    }
+
+    // Drafts for some decoding requests, as a proposer would set them after a step.
+    void propose_drafts() {
+        for (const auto& [id, tokens] : expected_) {
+            const Request* request = scheduler_.find(id);
+            if (request->state != RequestState::kRunning || uniform(0, 2) == 0) continue;
+            const bool decoding = request->num_computed_tokens + 1 == request->num_tokens();
+            const Status status = scheduler_.set_draft_tokens(id, random_tokens(uniform(1, 4)));
+            EXPECT_EQ(status.is_ok(), decoding) << status.message();
+            if (decoding) {
+                EXPECT_LE(request->num_output_tokens() + static_cast<int>(request->draft_tokens.size()),
+                          request->params.max_tokens - 1);
+            }
+        }
+    }
+
     void step() {
         StepPlan plan = scheduler_.schedule();
         check_plan(plan);
+        write_kv(plan);
+        if (testing::Test::HasFatalFailure()) return;
         if (!expected_.empty() && uniform(0, 19) == 0) abort(random_live_request());  // between schedule and update
-        std::unordered_map<RequestId, TokenId> sampled;
-        for (const ScheduledRequest& entry : plan.requests) sampled[entry.id] = uniform(0, 7);
+        SampledTokens sampled;
+        for (const ScheduledRequest& entry : plan.requests) {
+            if (scheduler_.find(entry.id) != nullptr) sampled[entry.id] = verified_tokens(entry);
+            num_drafts_scheduled_ += entry.num_draft_tokens;
+        }
         for (const RequestUpdate& update : scheduler_.update_from_step(plan, sampled)) {
             ASSERT_TRUE(expected_.contains(update.id));
-            if (update.token) expected_[update.id].push_back(*update.token);
+            std::vector<TokenId>& tokens = expected_[update.id];
+            tokens.insert(tokens.end(), update.tokens.begin(), update.tokens.end());
             if (update.finish_reason) {
                 EXPECT_FALSE(kv_.has_request(update.id));
                 ++finished_[*update.finish_reason];
+                if (finished_texts_.size() < 64) finished_texts_.push_back(tokens);
                 expected_.erase(update.id);
             }
         }
@@ -162,9 +236,16 @@ private:
             const Request* request = scheduler_.find(id);
             ASSERT_NE(request, nullptr);
             EXPECT_EQ(request->tokens, tokens) << "request " << id;
+            // Drafts are spent by the step that schedules the request and dropped by a preemption; a request the
+            // budget left out keeps them (its tokens did not change).
+            const bool scheduled = std::ranges::find(plan.requests, id, &ScheduledRequest::id) != plan.requests.end();
+            if (scheduled || request->state == RequestState::kWaiting) {
+                EXPECT_TRUE(request->draft_tokens.empty()) << "request " << id << " kept spent drafts";
+            }
         }
         Status status = kv_.verify();
         ASSERT_TRUE(status.is_ok()) << status.message();
+        propose_drafts();
     }
 
     std::mt19937 rng_;
@@ -175,6 +256,9 @@ private:
     std::map<FinishReason, int64_t> finished_;
     RequestId next_id_ = 1;
     int64_t num_rejected_ = 0;
+    std::unordered_map<kv::BlockId, std::vector<TokenId>> kv_contents_;
+    std::vector<std::vector<TokenId>> finished_texts_;  // prompt and output of finished requests
+    int64_t num_drafts_scheduled_ = 0;
     int initial_budget_ = 0;
     int allowed_running_ = 0;  // the cap, or more while requests admitted under a higher cap run on
 };
@@ -182,7 +266,7 @@ private:
 class SchedulerRandomTest : public testing::TestWithParam<bool> {};
 
 TEST_P(SchedulerRandomTest, ThousandsOfOperationsKeepInvariantsAndLeakNothing) {
-    int64_t preemptions = 0, rejected = 0, stopped = 0, aborted = 0;
+    int64_t preemptions = 0, rejected = 0, stopped = 0, aborted = 0, drafts = 0;
     for (uint32_t seed = 1; seed <= 8; ++seed) {
         SchedulerSimulation sim(seed, GetParam());
         for (int op_idx = 0; op_idx < 3000; ++op_idx) {
@@ -194,12 +278,14 @@ TEST_P(SchedulerRandomTest, ThousandsOfOperationsKeepInvariantsAndLeakNothing) {
         rejected += sim.num_rejected();
         stopped += sim.num_finished(FinishReason::kStop);
         aborted += sim.num_finished(FinishReason::kAbort);
+        drafts += sim.num_drafts_scheduled();
     }
     // The workload must exercise the interesting paths, or the invariants above prove little.
     EXPECT_GT(preemptions, 0);
     EXPECT_GT(rejected, 0);
     EXPECT_GT(stopped, 0);
     EXPECT_GT(aborted, 0);
+    EXPECT_GT(drafts, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(PrefixCaching, SchedulerRandomTest, testing::Bool());

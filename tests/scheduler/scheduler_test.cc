@@ -34,8 +34,8 @@ struct Harness {
 
     // Runs the plan with every request sampling `token`, and returns the updates.
     std::vector<RequestUpdate> run(const StepPlan& plan, TokenId token = 7) {
-        std::unordered_map<RequestId, TokenId> sampled;
-        for (const ScheduledRequest& entry : plan.requests) sampled[entry.id] = token;
+        SampledTokens sampled;
+        for (const ScheduledRequest& entry : plan.requests) sampled[entry.id] = {token};
         std::vector<RequestUpdate> updates = scheduler.update_from_step(plan, sampled);
         Status status = kv.verify();
         EXPECT_TRUE(status.is_ok()) << status.message();
@@ -67,7 +67,7 @@ TEST(Scheduler, ChunksPromptsInSevenTokenBudgetAndRunsDecodesFirst) {
     EXPECT_EQ(h.scheduler.num_waiting(), 1);
     std::vector<RequestUpdate> updates = h.run(plan);
     ASSERT_EQ(updates.size(), 1u);
-    EXPECT_FALSE(updates[0].token.has_value());  // a prompt chunk samples nothing
+    EXPECT_TRUE(updates[0].tokens.empty());  // a prompt chunk samples nothing
 
     plan = h.scheduler.schedule();
     EXPECT_EQ(plan.requests, (Plan{{1, 7, 7}}));
@@ -77,8 +77,8 @@ TEST(Scheduler, ChunksPromptsInSevenTokenBudgetAndRunsDecodesFirst) {
     EXPECT_EQ(plan.requests, (Plan{{1, 14, 6}, {2, 0, 1}}));
     updates = h.run(plan, 42);
     ASSERT_EQ(updates.size(), 2u);
-    EXPECT_EQ(updates[0].token, std::optional<TokenId>(42));
-    EXPECT_FALSE(updates[1].token.has_value());
+    EXPECT_EQ(updates[0].tokens, std::vector<TokenId>{42});
+    EXPECT_TRUE(updates[1].tokens.empty());
 
     // Request 1 now decodes, and a decode comes before the rest of request 2's prompt.
     plan = h.scheduler.schedule();
@@ -193,7 +193,7 @@ TEST(Scheduler, StopTokenFinishesWithStop) {
     ASSERT_TRUE(h.scheduler.add_request(params).is_ok());
     EXPECT_FALSE(h.run(h.scheduler.schedule(), 3)[0].finish_reason.has_value());
     std::vector<RequestUpdate> updates = h.run(h.scheduler.schedule(), 2);
-    EXPECT_EQ(updates[0].token, std::optional<TokenId>(2));
+    EXPECT_EQ(updates[0].tokens, std::vector<TokenId>{2});
     EXPECT_EQ(updates[0].finish_reason, std::optional(FinishReason::kStop));
     EXPECT_EQ(finish_reason_name(FinishReason::kStop), "stop");
     EXPECT_EQ(h.kv.num_requests(), 0);
@@ -281,6 +281,44 @@ TEST(Scheduler, BlocksOfAStepThatNeverRanAreNotCached) {
     EXPECT_EQ(h.kv.get_computed_blocks(victim.prompt).num_tokens, 16) << "only the blocks step 1 computed";
     h.run(second);
     EXPECT_EQ(h.kv.get_computed_blocks(victim.prompt).num_tokens, 16);
+}
+
+// Speculative decoding's bookkeeping: drafts are scheduled after the known tokens, the accepted ones become tokens
+// with computed KV, the rejected ones' positions are computed again, and nothing after a stop token is kept.
+TEST(Scheduler, DraftTokensAreVerifiedInTheNextStep) {
+    Harness h(config_with_budget(64));
+    RequestParams params = make_request(1, 6, 10);
+    params.stop_tokens = {99};
+    ASSERT_TRUE(h.scheduler.add_request(params).is_ok());
+    EXPECT_EQ(h.scheduler.set_draft_tokens(1, {5}).code(), StatusCode::kInvalidArgument);  // waiting
+    h.run(h.scheduler.schedule(), 40);  // the prompt, and token 40
+    ASSERT_TRUE(h.scheduler.set_draft_tokens(1, {41, 42, 43}).is_ok());
+
+    StepPlan plan = h.scheduler.schedule();
+    EXPECT_EQ(plan.requests, (Plan{{1, 6, 4, 3}}));  // token 40 and the three drafts
+    SampledTokens sampled{{1, {41, 42, 50}}};        // two accepted, then the verifier's own token
+    std::vector<RequestUpdate> updates = h.scheduler.update_from_step(plan, sampled);
+    ASSERT_EQ(updates.size(), 1u);
+    EXPECT_EQ(updates[0].tokens, (std::vector<TokenId>{41, 42, 50}));
+    const Request& request = *h.scheduler.find(1);
+    EXPECT_EQ(request.num_tokens(), 10);
+    EXPECT_EQ(request.num_computed_tokens, 9);  // 43's slot is not computed: 50 goes there next
+    EXPECT_TRUE(request.draft_tokens.empty());
+    plan = h.scheduler.schedule();
+    EXPECT_EQ(plan.requests, (Plan{{1, 9, 1, 0}}));
+    h.run(plan, 60);
+
+    // 10 tokens may be generated and 5 are out: at most 4 drafts, so that a step's tokens never pass max_tokens.
+    ASSERT_TRUE(h.scheduler.set_draft_tokens(1, {1, 2, 3, 4, 5, 6}).is_ok());
+    EXPECT_EQ(h.scheduler.find(1)->draft_tokens.size(), 4u);
+    plan = h.scheduler.schedule();
+    EXPECT_EQ(plan.requests, (Plan{{1, 10, 5, 4}}));
+    // A stop token among the accepted drafts ends the request there.
+    updates = h.scheduler.update_from_step(plan, SampledTokens{{1, {1, 99, 3}}});
+    EXPECT_EQ(updates[0].tokens, (std::vector<TokenId>{1, 99}));
+    EXPECT_EQ(updates[0].finish_reason, std::optional(FinishReason::kStop));
+    EXPECT_EQ(h.kv.num_requests(), 0);
+    EXPECT_TRUE(h.kv.verify().is_ok());
 }
 
 }  // namespace
