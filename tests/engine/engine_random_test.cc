@@ -3,7 +3,8 @@
 // step) and resumed from the prefix cache. At temperature 0 every token a request gets must equal the token of its
 // alone-run: a block served from the prefix cache whose KV was never written shows up as a different token. A quarter
 // of the requests ask for prompt log-probabilities, which must equal the alone-run's whatever chunks and preemptions
-// came between. The KV manager's invariants are checked after every step, and the run ends with every block free.
+// came between. Every other seed decodes speculatively (prompt-lookup drafts), which must change no token. The KV
+// manager's invariants are checked after every step, and the run ends with every block free.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -80,6 +81,12 @@ public:
         config.max_batched_tokens = uniform(4, 20);
         config.max_running = uniform(2, 8);
         config.max_queued_requests = 8;
+        // Every other seed with speculative decoding (any repeated token proposes, in batches of any size): its
+        // tokens must equal the alone-runs without it, and the prefix cache must never serve a rejected draft's KV.
+        if (seed % 2 == 0) {
+            config.speculative = {.num_speculative_tokens = uniform(1, 4), .ngram = {.min_n = 1, .max_n = 3},
+                                  .disable_by_batch_size = 64};
+        }
         auto engine = Engine::create(model, pool, config);
         TERN_CHECK(engine.is_ok()) << engine.status().message();
         engine_ = std::move(engine.value());
@@ -229,6 +236,7 @@ TEST(EngineRandom, PrioritiesPreemptionAndPrefixCacheMatchAloneRuns) {
     int64_t total_steps = 0;
     int64_t preemptions = 0;
     int64_t hit_tokens = 0;
+    int64_t accepted_drafts = 0;
     uint32_t seed = 1;
     for (; total_steps < 10000; ++seed) {
         SCOPED_TRACE("seed " + std::to_string(seed));
@@ -241,10 +249,12 @@ TEST(EngineRandom, PrioritiesPreemptionAndPrefixCacheMatchAloneRuns) {
         total_steps += simulation.num_steps();
         preemptions += simulation.stats().num_preemptions;
         hit_tokens += simulation.stats().prefix_cache.num_hit_tokens;
+        accepted_drafts += simulation.stats().num_accepted_draft_tokens;
     }
-    std::printf("%lld steps over %u seeds: %lld preemptions, %lld prompt tokens from the prefix cache\n",
-                static_cast<long long>(total_steps), seed - 1, static_cast<long long>(preemptions),
-                static_cast<long long>(hit_tokens));
+    std::printf("%lld steps over %u seeds: %lld preemptions, %lld prompt tokens from the prefix cache, %lld drafts "
+                "accepted\n", static_cast<long long>(total_steps), seed - 1, static_cast<long long>(preemptions),
+                static_cast<long long>(hit_tokens), static_cast<long long>(accepted_drafts));
+    EXPECT_GT(accepted_drafts, 100) << "speculative decoding was meant to be exercised";
     EXPECT_GT(preemptions, 50) << "the pools were meant to be short";
     EXPECT_GT(hit_tokens, 1000) << "the prompts were meant to share prefixes";
 }
