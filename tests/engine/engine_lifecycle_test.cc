@@ -82,6 +82,38 @@ TEST_F(EngineLifecycle, LengthFinishReportsEveryTokenAndTimings) {
     EXPECT_EQ(stats.kv_usage, 0.0);
 }
 
+// With prompt-lookup drafts a step may give a request several tokens: one output each, in order, the finish with
+// the last; the tokens, their log-probabilities and the timings count as without drafts.
+TEST_F(EngineLifecycle, SpeculativeStepsReportEveryTokenWithItsLogprobs) {
+    EngineRequest request = greedy(1, 24, 40);
+    request.num_top_logprobs = 2;
+    auto plain_engine = make_engine();
+    ASSERT_TRUE(plain_engine->add_request(request).is_ok());
+    const auto plain = drain(*plain_engine);
+
+    EngineConfig config;
+    config.speculative = {.num_speculative_tokens = 4, .ngram = {.min_n = 1, .max_n = 3}};
+    auto engine = make_engine(config);
+    ASSERT_TRUE(engine->add_request(request).is_ok());
+    const auto speculative = drain(*engine);
+    const EngineStats stats = engine->stats();
+    ASSERT_GT(stats.num_accepted_draft_tokens, 0) << "the random model's greedy text was meant to repeat";
+    EXPECT_LT(stats.num_steps, plain_engine->stats().num_steps);
+
+    ASSERT_EQ(speculative.size(), plain.size());
+    for (size_t idx = 0; idx < plain.size(); ++idx) {
+        EXPECT_EQ(speculative[idx].token, plain[idx].token) << idx;
+        ASSERT_TRUE(speculative[idx].logprobs.has_value()) << idx;
+        EXPECT_NEAR(speculative[idx].logprobs->logprob, plain[idx].logprobs->logprob, 1e-5) << idx;
+        EXPECT_EQ(speculative[idx].logprobs->top.size(), 2u);
+        EXPECT_EQ(speculative[idx].finish_reason.has_value(), idx + 1 == plain.size()) << idx;
+    }
+    EXPECT_EQ(speculative.back().timings->token_times.size(), 40u);
+    EXPECT_EQ(stats.num_generated_tokens, 40);
+    EXPECT_EQ(stats.kv_usage, 0.0);
+    EXPECT_TRUE(engine->verify().is_ok());
+}
+
 TEST_F(EngineLifecycle, StopTokenEndsTheRequestAndIsItsLastToken) {
     auto engine = make_engine();
     ASSERT_TRUE(engine->add_request(greedy(1, 12, 8)).is_ok());
