@@ -122,6 +122,32 @@ TEST(ServeLifecycle, TheStepBudgetIsSizedAtStartUnlessGiven) {
     EXPECT_NE(given.log().find("max batched tokens 64,"), std::string::npos) << given.log();
 }
 
+// --spec-ngram changes no greedy text, and its drafts are counted in /metrics (vLLM's spec_decode counters).
+TEST(ServeLifecycle, SpeculativeDecodingKeepsTheTextAndIsCounted) {
+    const std::string request = R"({"prompt": "Once upon a time", "max_tokens": 192, "temperature": 0})";
+    testing::ServeProcess plain;
+    std::string error = plain.start({"-m", testing::kStoriesModel});
+    ASSERT_TRUE(error.empty()) << error;
+    const testing::HttpReply plain_reply = testing::http_post(plain.port(), "/v1/completions", request);
+    ASSERT_EQ(plain_reply.status, 200) << plain_reply.body;
+
+    testing::ServeProcess speculative;
+    error = speculative.start({"-m", testing::kStoriesModel, "--spec-ngram"});
+    ASSERT_TRUE(error.empty()) << error;
+    const testing::HttpReply reply = testing::http_post(speculative.port(), "/v1/completions", request);
+    ASSERT_EQ(reply.status, 200) << reply.body;
+    EXPECT_EQ(json::parse(reply.body)["choices"][0]["text"], json::parse(plain_reply.body)["choices"][0]["text"]);
+
+    const std::string metrics = testing::http_get(speculative.port(), "/metrics").body;
+    const auto counter = [&](const std::string& name) {
+        const size_t at = metrics.find("\n" + name + " ");
+        return at == std::string::npos ? -1.0 : std::stod(metrics.substr(at + name.size() + 2));
+    };
+    EXPECT_GT(counter("tern:spec_decode_num_draft_tokens_total"), 0.0) << metrics;
+    EXPECT_GE(counter("tern:spec_decode_num_accepted_tokens_total"), 0.0) << metrics;  // how many: the model's text
+    EXPECT_GE(counter("tern:spec_decode_num_drafts_total"), 1.0) << metrics;
+}
+
 // Clients scrape and generate while the server drains and exits: every thread of the server ends before the state
 // it reads (engine, metrics) is destroyed.
 TEST(ServeLifecycle, ShutdownWhileScrapingMetricsIsClean) {
