@@ -104,7 +104,14 @@ std::optional<engine::StepBudgetOptions> step_budget_options(const EngineFlags& 
 Status apply_step_budget(const EngineFlags& flags, engine::Engine& engine) {
     const std::optional<engine::StepBudgetOptions> options = step_budget_options(flags);
     if (!options) return Status::ok();
-    TERN_ASSIGN_OR_RETURN(engine::StepBudget budget, engine::measure_step_budget(engine, *options));
+    // A probe that cannot run (a queue or pool configured smaller than a probe) keeps the configured budget.
+    const Result<engine::StepBudget> measured = engine::measure_step_budget(engine, *options);
+    if (!measured.is_ok()) {
+        log_warn("could not size the step budget ({}): keeping max batched tokens {}", measured.status().message(),
+                 engine.config().max_batched_tokens);
+        return Status::ok();
+    }
+    const engine::StepBudget& budget = measured.value();
     TERN_RETURN_IF_ERROR(engine.set_step_limits(budget.max_batched_tokens, budget.max_running));
     log_info("{}", engine::describe(budget, *options));
     return Status::ok();

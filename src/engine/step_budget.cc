@@ -53,22 +53,25 @@ StepBudget size_step_budget(const PrefillTiming& measured, const StepBudgetOptio
 
 Result<StepBudget> measure_step_budget(Engine& engine, const StepBudgetOptions& options) {
     StepBudgetOptions bounded = options;
-    // A probe must fit the context and the KV pool (a sliding-window model's pool may hold less than its context).
-    const EngineCapacity& capacity = engine.capacity();
-    const int longest_prompt = static_cast<int>(
-        std::min(capacity.max_model_len - 1, capacity.num_blocks / std::ssize(capacity.group_windows) *
-                                                 capacity.block_size - capacity.block_size));
-    bounded.max_tokens = std::min({options.max_tokens, engine.config().max_batched_tokens, longest_prompt});
+    bounded.max_tokens = std::min(options.max_tokens, engine.config().max_batched_tokens);
     bounded.min_tokens = std::min(options.min_tokens, bounded.max_tokens);
-    const int first_tokens = std::min(kFirstProbeTokens, bounded.max_tokens);
+    // A probe is one request: it must fit the context, the KV pool (a sliding-window model's pool may hold less than
+    // its context) and the waiting queue's token limit. The budget may exceed it (several prompts share a step).
+    const EngineCapacity& capacity = engine.capacity();
+    const int64_t pool_tokens =
+        capacity.num_blocks / std::ssize(capacity.group_windows) * capacity.block_size - capacity.block_size;
+    const int probe_limit = static_cast<int>(std::min<int64_t>(
+        {bounded.max_tokens, capacity.max_model_len - 1, pool_tokens, engine.config().max_queued_tokens}));
+    if (probe_limit < 1) return invalid_argument("no prefill probe fits the context, KV pool and queue limits");
+    const int first_tokens = std::min(kFirstProbeTokens, probe_limit);
     TERN_RETURN_IF_ERROR(time_prefill(engine, first_tokens, 0).status());
     TERN_ASSIGN_OR_RETURN(PrefillTiming first, time_prefill(engine, first_tokens, 1));
-    StepBudget guess = size_step_budget(first, bounded);
+    StepBudget budget = size_step_budget(first, bounded);
     // Per-token time falls with the step's size (the weights are read once a step), so 32 tokens overstate it;
     // the budget comes from a step near the size it will have.
-    StepBudget budget = guess;
-    if (guess.max_batched_tokens > first_tokens * 3 / 2) {
-        TERN_ASSIGN_OR_RETURN(PrefillTiming second, time_prefill(engine, guess.max_batched_tokens, 2));
+    const int second_tokens = std::min(budget.max_batched_tokens, probe_limit);
+    if (second_tokens > first_tokens * 3 / 2) {
+        TERN_ASSIGN_OR_RETURN(PrefillTiming second, time_prefill(engine, second_tokens, 2));
         budget = size_step_budget(second, bounded);
     }
     engine.reset_prefix_cache();

@@ -42,7 +42,8 @@ struct StepBudget {
 StepBudget size_step_budget(const PrefillTiming& measured, const StepBudgetOptions& options);
 
 // Times prefill steps on `engine` (idle, nothing queued) and sizes the budget from them: 32 tokens first (twice, the
-// first run warms up), then a step of about the size the first suggests, whose timing decides. Costs about three
+// first run warms up), then a step of about the size the first suggests (as far as one request may be: the context,
+// the KV pool and the queue's token limit bound a probe, not the budget), whose timing decides. Costs about three
 // target steps of time. The probes' cached prefixes are dropped afterwards. The engine's limits are not changed.
 Result<StepBudget> measure_step_budget(Engine& engine, const StepBudgetOptions& options);
 

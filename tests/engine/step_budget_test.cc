@@ -58,8 +58,8 @@ protected:
     }
     static void TearDownTestSuite() { delete model_; }
 
-    std::unique_ptr<Engine> make_engine() {
-        auto engine = Engine::create(*model_, pool_, EngineConfig{.kv_cache_bytes = 16 << 20});
+    std::unique_ptr<Engine> make_engine(EngineConfig config = {.kv_cache_bytes = 16 << 20}) {
+        auto engine = Engine::create(*model_, pool_, config);
         EXPECT_TRUE(engine.is_ok()) << engine.status().message();
         return std::move(engine.value());
     }
@@ -70,12 +70,13 @@ protected:
 
 Model* MeasureStepBudget::model_ = nullptr;
 
-TEST_F(MeasureStepBudget, AGenerousTargetGivesTheLongestStepTheContextAllows) {
+TEST_F(MeasureStepBudget, AGenerousTargetGivesTheLargestBudget) {
     std::unique_ptr<Engine> engine = make_engine();
     auto budget = measure_step_budget(*engine, StepBudgetOptions{.target_step_ms = 1e6});
     ASSERT_TRUE(budget.is_ok()) << budget.status().message();
-    // The tiny model's context is 512 tokens: no probe and no budget beyond a 511-token prompt.
-    EXPECT_EQ(budget.value().max_batched_tokens, 511);
+    // The engine's own budget (2048) caps it; the probe is one request, which the tiny model's 512-token context
+    // holds to 511 tokens.
+    EXPECT_EQ(budget.value().max_batched_tokens, 2048);
     EXPECT_EQ(budget.value().measured.num_tokens, 511);
     EXPECT_GT(budget.value().measured.ms, 0.0);
     EXPECT_FALSE(engine->has_unfinished_requests());
@@ -104,6 +105,15 @@ TEST_F(MeasureStepBudget, AnImpossibleTargetGivesTheSmallestBudgetAndLaterStepsK
         ++num_steps;
     }
     EXPECT_EQ(num_steps, 7 + 2);  // 50 prompt tokens in 7 chunks, then two decodes
+}
+
+// A probe is one waiting request: a queue limit below its size bounds the probe, not the budget.
+TEST_F(MeasureStepBudget, TheQueueLimitBoundsTheProbe) {
+    std::unique_ptr<Engine> engine = make_engine(EngineConfig{.kv_cache_bytes = 16 << 20, .max_queued_tokens = 20});
+    auto budget = measure_step_budget(*engine, StepBudgetOptions{.target_step_ms = 1e6});
+    ASSERT_TRUE(budget.is_ok()) << budget.status().message();
+    EXPECT_EQ(budget.value().measured.num_tokens, 20);
+    EXPECT_EQ(budget.value().max_batched_tokens, 2048);
 }
 
 }  // namespace
