@@ -139,6 +139,12 @@ private:
         std::vector<int32_t> stop_tokens;
         std::vector<double> embedding_sum;   // of the hidden states it got (mean) or the last one (last)
         int64_t num_embedded_tokens = 0;
+        // Speculative decoding since this request's drafting last (re)started: verifying steps, the tokens they gave
+        // (accepted drafts + 1 each), and the output length before which it proposes nothing (drafts that keep
+        // failing cost more than they give).
+        int num_verifications = 0;
+        int num_verified_tokens = 0;
+        int drafts_paused_until = 0;
     };
 
     Engine(Model& model, ThreadPool& pool, const EngineConfig& config, const EngineCapacity& capacity);
@@ -172,6 +178,8 @@ private:
                                        const float* rows, std::vector<TokenLogprobs>* logprobs);
     // Sets the next step's drafts of the requests that decode (none while the batch is large or for a grammar).
     void propose_drafts();
+    // False while the request's drafting is paused for giving too little; judges its last verifications.
+    bool drafting_pays(RequestState& state, int num_output_tokens);
     void report_prompt_logprobs(RequestState& state, RequestOutput& output);
     void collect(const std::vector<scheduler::RequestUpdate>& updates, StepLogprobs& logprobs,
                  std::vector<RequestOutput>& outputs);

@@ -130,7 +130,29 @@ std::vector<int32_t> Engine::verify_drafts(RequestState& state, const scheduler:
     }
     ++counters_.num_drafts;
     counters_.num_draft_tokens += scheduled.num_draft_tokens;
+    ++state.num_verifications;
+    state.num_verified_tokens += static_cast<int>(tokens.size());
     return tokens;
+}
+
+// A step that verifies 1 + 4 tokens costs about 1.4 one-token steps at batch 1 (docs/perf/speculative.md: TinyLlama
+// Q4_0 and the small model, 2 threads), so a request whose verifying steps give fewer than kMinTokensPerVerification
+// tokens on average over kVerificationsJudged of them loses by drafting: it pauses for kPauseTokens output tokens,
+// then tries again (the text may start repeating later).
+namespace {
+constexpr int kVerificationsJudged = 4;
+constexpr double kMinTokensPerVerification = 1.5;
+constexpr int kPauseTokens = 32;
+}  // namespace
+
+bool Engine::drafting_pays(RequestState& state, int num_output_tokens) {
+    if (num_output_tokens < state.drafts_paused_until) return false;
+    if (state.num_verifications < kVerificationsJudged) return true;
+    const bool pays = state.num_verified_tokens >= kMinTokensPerVerification * state.num_verifications;
+    if (!pays) state.drafts_paused_until = num_output_tokens + kPauseTokens;
+    state.num_verifications = 0;
+    state.num_verified_tokens = 0;
+    return pays;
 }
 
 void Engine::propose_drafts() {
@@ -138,12 +160,13 @@ void Engine::propose_drafts() {
     if (config.num_speculative_tokens == 0 || scheduler_->num_running() > config.disable_by_batch_size) return;
     spec::NgramOptions options = config.ngram;
     options.num_tokens = config.num_speculative_tokens;
-    for (const auto& [id, state] : requests_) {
+    for (auto& [id, state] : requests_) {
         if (state.grammar || state.pooling) continue;
         const scheduler::Request* request = scheduler_->find(id);
         TERN_CHECK(request != nullptr) << "the scheduler lost request " << id;
         if (request->state != scheduler::RequestState::kRunning ||
-            request->num_computed_tokens + 1 != request->num_tokens()) {
+            request->num_computed_tokens + 1 != request->num_tokens() ||
+            !drafting_pays(state, request->num_output_tokens())) {
             continue;
         }
         std::vector<int32_t> drafts = spec::propose_ngram(request->tokens, options);
