@@ -135,10 +135,10 @@ std::vector<int32_t> Engine::verify_drafts(RequestState& state, const scheduler:
     return tokens;
 }
 
-// A step that verifies 1 + 4 tokens costs about 1.4 one-token steps at batch 1 (docs/perf/speculative.md: TinyLlama
-// Q4_0 and the small model, 2 threads), so a request whose verifying steps give fewer than kMinTokensPerVerification
-// tokens on average over kVerificationsJudged of them loses by drafting: it pauses for kPauseTokens output tokens,
-// then tries again (the text may start repeating later).
+// A step that verifies 1 + 4 tokens costs 1.2-1.35 one-token steps at batch 1 (docs/perf/speculative.md: the small
+// synthetic model, 2 threads), so a request whose verifying steps give fewer than kMinTokensPerVerification tokens on
+// average over kVerificationsJudged of them (break-even with a margin) loses by drafting: it pauses for kPauseTokens
+// output tokens, then tries again (the text may start repeating later).
 namespace {
 constexpr int kVerificationsJudged = 4;
 constexpr double kMinTokensPerVerification = 1.5;

@@ -205,7 +205,9 @@ TEST(DistributionTest, DraftCheckKeepsTheDistribution) {
         int support = 0;
         for (size_t id = 0; id < probs.size(); ++id) {
             support += probs[id] > 0.0 ? 1 : 0;
-            if (probs[id] == 0.0) EXPECT_EQ(counts[id], 0) << "token " << id << " should have been cut";
+            if (probs[id] == 0.0) {
+                EXPECT_EQ(counts[id], 0) << "token " << id << " should have been cut";
+            }
         }
         EXPECT_LT(chi_square(counts, probs), chi_square_bound(support - 1));
         // Acceptance is a Bernoulli(p(draft)) per check: within 5 standard deviations.
