@@ -216,7 +216,8 @@ void log_serving(const ServeOptions& options, const engine::EngineConfig& config
              "requests / {} tokens, prefix cache {}, chat template: {}, tool calls: {}{}, reasoning: {}, API keys: {}",
              state.context->model_name, options.model_path, options.num_threads, kernels::isa_name(state.model->kernel_table().isa),
              state.engine->capacity().describe(), kv_type_name(config.kv_type),
-             state.engine->config().max_batched_tokens, state.engine->config().max_running, config.max_queued_requests, config.max_queued_tokens,
+             state.engine->config().max_batched_tokens, state.engine->config().max_running,
+             config.max_queued_requests, config.max_queued_tokens,
              config.enable_prefix_caching ? "on" : "off", state.chat.source,
              tools::format_name(state.context->tool_format), state.chat.tool_format ? "" : " (none in the template)",
              state.context->reasoning ? state.context->reasoning->start + "..." + state.context->reasoning->end

@@ -1,8 +1,10 @@
 #include "apps/engine_flags.h"
 
-#include <exception>
+#include <charconv>
+#include <optional>
 
 #include "base/log.h"
+#include "engine/step_budget.h"
 
 namespace tern::apps {
 
@@ -56,17 +58,23 @@ void add_engine_flags(CLI::App* command, EngineFlags* flags) {
 namespace {
 
 Result<int> parse_budget(const std::string& text) {
-    size_t end = 0;
     int value = 0;
-    try {
-        value = std::stoi(text, &end);
-    } catch (const std::exception&) {
-        end = 0;
-    }
-    if (end == 0 || end != text.size() || value < 1) {
+    const char* last = text.data() + text.size();
+    const auto [end, error] = std::from_chars(text.data(), last, value);
+    if (error != std::errc() || end != last || value < 1) {
         return invalid_argument("--max-batched-tokens must be a number of tokens >= 1 or auto, not '" + text + "'");
     }
     return value;
+}
+
+// Set when the step budget is auto: how to size it.
+std::optional<engine::StepBudgetOptions> step_budget_options(const EngineFlags& flags) {
+    if (flags.max_batched_tokens != "auto") return std::nullopt;
+    engine::StepBudgetOptions options;
+    options.target_step_ms = flags.target_itl_ms;
+    options.max_running = flags.config.max_running;
+    options.max_running_explicit = flags.max_running_option != nullptr && flags.max_running_option->count() > 0;
+    return options;
 }
 
 }  // namespace
@@ -90,15 +98,6 @@ Result<engine::EngineConfig> engine_config_from_flags(const EngineFlags& flags) 
     }
     TERN_RETURN_IF_ERROR(config.validate());
     return config;
-}
-
-std::optional<engine::StepBudgetOptions> step_budget_options(const EngineFlags& flags) {
-    if (flags.max_batched_tokens != "auto") return std::nullopt;
-    engine::StepBudgetOptions options;
-    options.target_step_ms = flags.target_itl_ms;
-    options.max_running = flags.config.max_running;
-    options.max_running_explicit = flags.max_running_option != nullptr && flags.max_running_option->count() > 0;
-    return options;
 }
 
 Status apply_step_budget(const EngineFlags& flags, engine::Engine& engine) {

@@ -4,12 +4,11 @@
 
 #include <CLI/CLI.hpp>
 
-#include <optional>
 #include <string>
 
 #include "base/status.h"
+#include "engine/engine.h"
 #include "engine/engine_config.h"
-#include "engine/step_budget.h"
 
 namespace tern::apps {
 
@@ -30,15 +29,12 @@ struct EngineFlags {
 
 void add_engine_flags(CLI::App* command, EngineFlags* flags);
 
-// The EngineConfig the flags describe; errors name the flag.
 // The EngineConfig the flags describe; errors name the flag. With an auto step budget the engine is created with the
 // largest (2048) and lowered once the speed is known.
 Result<engine::EngineConfig> engine_config_from_flags(const EngineFlags& flags);
 
-// Set when the step budget is auto: how to size it (after the engine is created and warmed up).
-std::optional<engine::StepBudgetOptions> step_budget_options(const EngineFlags& flags);
-
-// Sizes the step budget of `engine` if the flags ask for it (see step_budget_options) and logs what it chose.
+// Sizes the step budget of `engine` when the flags ask for auto (after the engine is created and warmed up) and logs
+// what it chose.
 Status apply_step_budget(const EngineFlags& flags, engine::Engine& engine);
 
 }  // namespace tern::apps

@@ -199,7 +199,7 @@ void Engine::build_batch(const scheduler::StepPlan& plan) {
         // The step samples when it reaches the known tokens' end: from the last known position on, every row
         // (drafts follow it) has logits.
         const int num_known = request->num_tokens();
-        const bool samples = end - scheduled.num_draft_tokens == num_known;
+        const bool samples = samples_this_step(scheduled);
         for (int position = scheduled.start; position < end; ++position) {
             const bool sampling_row = samples && position >= num_known - 1;
             const bool last = position == end - 1 && samples;

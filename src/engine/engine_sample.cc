@@ -164,11 +164,7 @@ void Engine::propose_drafts() {
         if (state.grammar || state.pooling) continue;
         const scheduler::Request* request = scheduler_->find(id);
         TERN_CHECK(request != nullptr) << "the scheduler lost request " << id;
-        if (request->state != scheduler::RequestState::kRunning ||
-            request->num_computed_tokens + 1 != request->num_tokens() ||
-            !drafting_pays(state, request->num_output_tokens())) {
-            continue;
-        }
+        if (!request->is_decoding() || !drafting_pays(state, request->num_output_tokens())) continue;
         std::vector<int32_t> drafts = spec::propose_ngram(request->tokens, options);
         if (drafts.empty()) continue;
         const Status status = scheduler_->set_draft_tokens(id, std::move(drafts));

@@ -48,6 +48,8 @@ struct Request {
     int num_prompt_tokens() const { return static_cast<int>(params.prompt.size()); }
     int num_output_tokens() const { return static_cast<int>(tokens.size() - params.prompt.size()); }
     int num_tokens() const { return static_cast<int>(tokens.size()); }
+    // Running with every token but the last sampled one computed: its next step decodes (drafts may follow).
+    bool is_decoding() const { return state == RequestState::kRunning && num_computed_tokens + 1 == num_tokens(); }
 };
 
 // A request's place in a queue: priority class first, then arrival. A preempted request keeps its arrival, so it

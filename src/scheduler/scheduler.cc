@@ -235,7 +235,7 @@ Status Scheduler::set_draft_tokens(RequestId id, std::vector<TokenId> drafts) {
     auto it = requests_.find(id);
     if (it == requests_.end()) return not_found("request " + std::to_string(id) + " is not queued or running");
     Request& request = it->second;
-    if (request.state != RequestState::kRunning || request.num_computed_tokens + 1 != request.num_tokens()) {
+    if (!request.is_decoding()) {
         return invalid_argument("request " + std::to_string(id) + " is not decoding: drafts follow a sampled token");
     }
     const int num_allowed = request.params.max_tokens - request.num_output_tokens() - 1;

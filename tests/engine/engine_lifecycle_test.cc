@@ -1,35 +1,20 @@
 // The engine's request lifecycle on a tiny synthetic model: finish reasons, aborts that free KV at once, admission
 // rejections with reasons, timings, logprobs and the counters the server exports.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cmath>
-#include <filesystem>
 
 #include "engine/engine.h"
-#include "synth/synth.h"
+#include "synthetic_model_suite.h"
 
 namespace tern::engine {
 namespace {
 
-class EngineLifecycle : public ::testing::Test {
+class EngineLifecycle : public testing::SyntheticModelSuite<3> {
 protected:
-    static void SetUpTestSuite() {
-        ThreadPool pool(1);
-        // Each test runs in its own process, several at once: each writes its own file (and unlinks it once mapped).
-        const std::string path =
-            std::string(TERN_TEST_TMP) + "/engine-lifecycle-tiny-" + std::to_string(::getpid()) + ".gguf";
-        ASSERT_TRUE(write_synth_model(*find_preset("tiny"), SynthOptions{DType::kQ8_0, 3}, path, &pool).is_ok());
-        auto loaded = Model::load(path);
-        std::filesystem::remove(path);
-        ASSERT_TRUE(loaded.is_ok()) << loaded.status().message();
-        model_ = loaded.value().release();
-    }
-    static void TearDownTestSuite() { delete model_; }
-
     std::unique_ptr<Engine> make_engine(EngineConfig config = {}) {
         if (config.kv_cache_bytes == 0) config.kv_cache_bytes = 16 << 20;
-        auto engine = Engine::create(*model_, pool_, config);
+        auto engine = Engine::create(*model_, *pool_, config);
         EXPECT_TRUE(engine.is_ok()) << engine.status().message();
         return std::move(engine.value());
     }
@@ -53,12 +38,7 @@ protected:
         for (auto& output : last.value()) all.push_back(std::move(output));
         return all;
     }
-
-    static Model* model_;
-    ThreadPool pool_{2};
 };
-
-Model* EngineLifecycle::model_ = nullptr;
 
 TEST_F(EngineLifecycle, LengthFinishReportsEveryTokenAndTimings) {
     auto engine = make_engine();

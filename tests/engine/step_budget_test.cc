@@ -4,11 +4,8 @@
 #include "engine/step_budget.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <filesystem>
-
-#include "synth/synth.h"
+#include "synthetic_model_suite.h"
 
 namespace tern::engine {
 namespace {
@@ -44,31 +41,14 @@ TEST(SizeStepBudget, AnExplicitCapOnRunningSequencesRaisesTheBudget) {
         << describe(budget, options);
 }
 
-class MeasureStepBudget : public ::testing::Test {
+class MeasureStepBudget : public testing::SyntheticModelSuite<5> {
 protected:
-    static void SetUpTestSuite() {
-        ThreadPool pool(1);
-        const std::string path =
-            std::string(TERN_TEST_TMP) + "/step-budget-tiny-" + std::to_string(::getpid()) + ".gguf";
-        ASSERT_TRUE(write_synth_model(*find_preset("tiny"), SynthOptions{DType::kQ8_0, 5}, path, &pool).is_ok());
-        auto loaded = Model::load(path);
-        std::filesystem::remove(path);
-        ASSERT_TRUE(loaded.is_ok()) << loaded.status().message();
-        model_ = loaded.value().release();
-    }
-    static void TearDownTestSuite() { delete model_; }
-
     std::unique_ptr<Engine> make_engine(EngineConfig config = {.kv_cache_bytes = 16 << 20}) {
-        auto engine = Engine::create(*model_, pool_, config);
+        auto engine = Engine::create(*model_, *pool_, config);
         EXPECT_TRUE(engine.is_ok()) << engine.status().message();
         return std::move(engine.value());
     }
-
-    static Model* model_;
-    ThreadPool pool_{2};
 };
-
-Model* MeasureStepBudget::model_ = nullptr;
 
 TEST_F(MeasureStepBudget, AGenerousTargetGivesTheLargestBudget) {
     std::unique_ptr<Engine> engine = make_engine();

@@ -200,7 +200,7 @@ private:
         for (const auto& [id, tokens] : expected_) {
             const Request* request = scheduler_.find(id);
             if (request->state != RequestState::kRunning || uniform(0, 2) == 0) continue;
-            const bool decoding = request->num_computed_tokens + 1 == request->num_tokens();
+            const bool decoding = request->num_computed_tokens + 1 == request->num_tokens();  // restated, not is_decoding()
             const Status status = scheduler_.set_draft_tokens(id, random_tokens(uniform(1, 4)));
             EXPECT_EQ(status.is_ok(), decoding) << status.message();
             if (decoding) {
