@@ -91,6 +91,13 @@ TEST(Cli, BadValuesGiveOneErrorLine) {
     EXPECT_EQ(bad_budget.exit_code, 1);
     EXPECT_NE(bad_budget.err.find("--max-batched-tokens must be a number of tokens >= 1 or auto, not 'lots'"),
               std::string::npos) << bad_budget.err;
+    const testing::CommandResult no_method = testing::run_tern("serve -m " + kStories + " --num-speculative-tokens 3");
+    EXPECT_EQ(no_method.exit_code, 1);
+    EXPECT_NE(no_method.err.find("--num-speculative-tokens needs a drafting method: add --spec-ngram"),
+              std::string::npos) << no_method.err;
+    const testing::CommandResult bad_ngram = testing::run_tern("serve -m " + kStories + " --spec-ngram --spec-ngram-min 0");
+    EXPECT_EQ(bad_ngram.exit_code, 1);
+    EXPECT_NE(bad_ngram.err.find("1 <= --spec-ngram-min <= --spec-ngram-max"), std::string::npos) << bad_ngram.err;
     // Every command that takes -t checks the same range, before it opens anything.
     for (const char* command : {"serve -m ", "bench engine -m ", "bench model -m ", "generate -p hi -m "}) {
         const testing::CommandResult bad_threads = testing::run_tern(std::string(command) + kStories + " -t 0");
