@@ -14,6 +14,7 @@
 #include "bench/fixture_server.h"
 #include "bench/request_sender.h"
 #include "net/http_client.h"
+#include "serve_process.h"
 
 namespace tern::bench {
 namespace {
@@ -74,13 +75,8 @@ TEST(HttpClient, ReportsStatusConnectReadAndTimeoutFailures) {
     EXPECT_EQ(status.status, 503);
     EXPECT_NE(status.error_body.find("fixture overloaded"), std::string::npos);
 
-    // A port that was just free: nothing listens there any more.
-    int closed_port = 0;
-    {
-        FixtureServer gone{FixtureOptions{}};
-        closed_port = gone.port();
-    }
-    net::HttpClient refused(net::parse_base_url("http://127.0.0.1:" + std::to_string(closed_port)).value(), {});
+    const testing::RefusingPort closed;
+    net::HttpClient refused(net::parse_base_url(closed.url()).value(), {});
     EXPECT_EQ(refused.post_stream("/v1/completions", "{}", ignore).error_kind, net::HttpErrorKind::kConnect);
 
     FixtureOptions slow;

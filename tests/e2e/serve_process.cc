@@ -294,20 +294,35 @@ bool is_valid_utf8(const std::string& text) {
     return true;
 }
 
-int free_port() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+namespace {
+
+// Binds `fd` to a port the kernel picks on 127.0.0.1 and returns it (0 on failure).
+int bind_any_loopback_port(int fd) {
     sockaddr_in address{};
     address.sin_family = AF_INET;
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     address.sin_port = 0;
     socklen_t length = sizeof(address);
-    int port = 0;
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
-        port = ntohs(address.sin_port);
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+        return 0;
     }
+    return ntohs(address.sin_port);
+}
+
+}  // namespace
+
+int free_port() {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    const int port = bind_any_loopback_port(fd);
     ::close(fd);
     return port;
+}
+
+RefusingPort::RefusingPort() : fd_(::socket(AF_INET, SOCK_STREAM, 0)), port_(bind_any_loopback_port(fd_)) {}
+
+RefusingPort::~RefusingPort() {
+    if (fd_ >= 0) ::close(fd_);
 }
 
 std::string shell_quote(const std::string& word) {

@@ -104,6 +104,23 @@ std::string read_file(const std::string& path);
 // A TCP port that was free a moment ago on 127.0.0.1.
 int free_port();
 
+// A port on 127.0.0.1 where a connection is refused for as long as this lives: bound, never listening. A port that
+// was free a moment ago is not that: with tests run in parallel, another test's server may be given it (a route test
+// once relayed to a neighbour test's router that way).
+class RefusingPort {
+public:
+    RefusingPort();
+    ~RefusingPort();
+    RefusingPort(const RefusingPort&) = delete;
+    RefusingPort& operator=(const RefusingPort&) = delete;
+    int port() const { return port_; }
+    std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+private:
+    int fd_ = -1;
+    int port_ = 0;
+};
+
 // `word` quoted for /bin/sh.
 std::string shell_quote(const std::string& word);
 
