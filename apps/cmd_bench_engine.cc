@@ -32,8 +32,10 @@ Status run_bench_engine(BenchEngineOptions options) {
     TERN_RETURN_IF_ERROR(bench::validate(options.bench.workload.input, "--input-len"));
     TERN_ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
                           Model::load(options.model_path, {.context_length = config.max_model_len}));
+    TERN_ASSIGN_OR_RETURN(std::unique_ptr<Model> draft_model, load_draft_model(options.engine, config));
     ThreadPool pool(options.num_threads);
-    TERN_ASSIGN_OR_RETURN(std::unique_ptr<engine::Engine> engine, engine::Engine::create(*model, pool, config));
+    TERN_ASSIGN_OR_RETURN(std::unique_ptr<engine::Engine> engine,
+                          engine::Engine::create(*model, pool, config, draft_model.get()));
     log_info("{}", engine->capacity().describe());
     TERN_RETURN_IF_ERROR(apply_step_budget(options.engine, *engine));
     trace::FileTrace trace(options.trace_path);
@@ -49,6 +51,7 @@ Status run_bench_engine(BenchEngineOptions options) {
         json["max_concurrency"] = options.bench.max_concurrency;
         json["prefix_caching"] = config.enable_prefix_caching;
         json["kv_cache_type"] = std::string(kv_type_name(config.kv_type));
+        if (draft_model) json["draft_model"] = options.engine.draft_model;
         std::cout << json.dump(2) << "\n";
     } else {
         std::cout << format_engine_bench(result);

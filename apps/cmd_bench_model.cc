@@ -30,12 +30,6 @@ struct BenchModelOptions {
     bool json = false;
 };
 
-int64_t weight_bytes(const Model& model) {
-    int64_t total = 0;
-    for (const GgufTensorInfo& info : model.file().tensors()) total += info.num_bytes;
-    return total;
-}
-
 nlohmann::json measurement_json(const Measurement& measurement) {
     return {{"mean", measurement.mean()}, {"stddev", measurement.stddev()}, {"samples", measurement.samples}};
 }
@@ -109,7 +103,7 @@ Status run_bench_model(const BenchModelOptions& options) {
     TERN_RETURN_IF_ERROR(trace.start());
     TERN_ASSIGN_OR_RETURN(ModelBenchResult result, bench_model(*model, pool, bench));
     TERN_RETURN_IF_ERROR(trace.finish());
-    nlohmann::json report = {{"model", options.model_path}, {"model_bytes", weight_bytes(*model)},
+    nlohmann::json report = {{"model", options.model_path}, {"model_bytes", model->stored_weight_bytes()},
                              {"threads", options.num_threads}, {"isa", kernels::isa_name(model->kernel_table().isa)},
                              {"repetitions", options.repetitions}, {"prompt_tokens", options.prompt_tokens},
                              {"generated_tokens", options.generated_tokens}, {"depth", options.depth},

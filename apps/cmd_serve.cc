@@ -70,12 +70,6 @@ Status warm_up(engine::Engine& engine) {
     return Status::ok();
 }
 
-int64_t weight_bytes(const Model& model) {
-    int64_t total = 0;
-    for (const GgufTensorInfo& info : model.file().tensors()) total += info.num_bytes;
-    return total;
-}
-
 Status run_serve(const ServeOptions& options);
 
 }  // namespace
@@ -129,6 +123,7 @@ namespace {
 // the engine (joining its thread, whose observers use the metrics), then the metrics, the pool and the model.
 struct ServingState {
     std::unique_ptr<Model> model;
+    std::unique_ptr<Model> draft_model;  // --draft-model
     std::unique_ptr<Tokenizer> tokenizer;
     server::ChatPrompt chat;
     std::unique_ptr<ThreadPool> pool;
@@ -182,12 +177,13 @@ Status load_serving_state(const ServeOptions& options, const engine::EngineConfi
                                                                options.chat_template));
     if (state.chat.source == "fallback") log_warn("the model has no chat template: chat requests use the plain format");
     state.pool = std::make_unique<ThreadPool>(options.num_threads);
+    TERN_ASSIGN_OR_RETURN(state.draft_model, load_draft_model(options.engine, config));
     TERN_ASSIGN_OR_RETURN(std::unique_ptr<engine::Engine> engine,
-                          engine::Engine::create(*state.model, *state.pool, config));
+                          engine::Engine::create(*state.model, *state.pool, config, state.draft_model.get()));
     TERN_RETURN_IF_ERROR(warm_up(*engine));
     TERN_RETURN_IF_ERROR(apply_step_budget(options.engine, *engine));
     TERN_ASSIGN_OR_RETURN(state.metrics,
-                          server::ServerMetrics::create(weight_bytes(*state.model), engine->capacity().kv_bytes));
+                          server::ServerMetrics::create(state.model->stored_weight_bytes(), engine->capacity().kv_bytes));
     server::ServerMetrics* metrics = state.metrics.get();
     state.engine = std::make_unique<serving::AsyncEngine>(
         std::move(engine), [metrics](const engine::RequestOutput& output) { metrics->on_finish(output); },
@@ -210,15 +206,26 @@ Status load_serving_state(const ServeOptions& options, const engine::EngineConfi
     return Status::ok();
 }
 
+std::string describe_speculation(const EngineFlags& flags, const engine::EngineConfig& config) {
+    const int num_tokens = config.speculative.num_speculative_tokens;
+    if (num_tokens == 0) return "off";
+    const std::string method = config.speculative.method == engine::DraftMethod::kNgram
+                                   ? "prompt lookup"
+                                   : "draft model " + flags.draft_model;
+    return fmt::format("{}, {} tokens, none above {} running", method, num_tokens,
+                       config.speculative.disable_by_batch_size);
+}
+
 void log_serving(const ServeOptions& options, const engine::EngineConfig& config, const ServingState& state,
                  const server::HttpOptions& http_options) {
     log_info("serving '{}' from {}: {} threads, kernels {}, {} ({}), max batched tokens {}, max running {}, queue {} "
-             "requests / {} tokens, prefix cache {}, chat template: {}, tool calls: {}{}, reasoning: {}, API keys: {}",
+             "requests / {} tokens, prefix cache {}, speculative decoding: {}, chat template: {}, tool calls: {}{}, "
+             "reasoning: {}, API keys: {}",
              state.context->model_name, options.model_path, options.num_threads, kernels::isa_name(state.model->kernel_table().isa),
              state.engine->capacity().describe(), kv_type_name(config.kv_type),
              state.engine->config().max_batched_tokens, state.engine->config().max_running,
              config.max_queued_requests, config.max_queued_tokens,
-             config.enable_prefix_caching ? "on" : "off", state.chat.source,
+             config.enable_prefix_caching ? "on" : "off", describe_speculation(options.engine, config), state.chat.source,
              tools::format_name(state.context->tool_format), state.chat.tool_format ? "" : " (none in the template)",
              state.context->reasoning ? state.context->reasoning->start + "..." + state.context->reasoning->end
                                       : "none",

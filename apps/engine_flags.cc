@@ -3,6 +3,7 @@
 #include <charconv>
 #include <optional>
 
+#include "apps/commands.h"
 #include "base/log.h"
 #include "engine/step_budget.h"
 
@@ -40,8 +41,14 @@ void add_engine_flags(CLI::App* command, EngineFlags* flags) {
     command->add_flag("--spec-ngram", flags->spec_ngram,
                       "Speculative decoding with prompt-lookup drafts: tokens that followed the last n tokens earlier "
                       "in the sequence are verified several at a time (exact; faster where outputs repeat inputs)");
+    command->add_option("--draft-model", flags->draft_model,
+                        "Speculative decoding with a draft model: a cheaper model of the same vocabulary (a lower-bit "
+                        "quantization of the model, or a smaller one of its family) proposes tokens greedily and the "
+                        "model verifies several at a time (exact; its KV takes room in each block)" +
+                            std::string(kModelOptionNote))
+        ->transform(model_resolver());
     command->add_option("--num-speculative-tokens", spec.num_speculative_tokens,
-                        "Drafts verified per request and step (default with --spec-ngram: 4)");
+                        "Drafts verified per request and step (default with --spec-ngram or --draft-model: 4)");
     command->add_option("--spec-ngram-min", spec.ngram.min_n, "Shortest repeated suffix that proposes drafts")
         ->capture_default_str();
     command->add_option("--spec-ngram-max", spec.ngram.max_n, "Longest repeated suffix tried first")
@@ -92,12 +99,26 @@ Result<engine::EngineConfig> engine_config_from_flags(const EngineFlags& flags) 
     config.enable_prefix_caching = !flags.no_prefix_cache;
     config.hybrid_kv_cache = !flags.disable_hybrid_kv;
     TERN_ASSIGN_OR_RETURN(config.scheduling_policy, engine::parse_scheduling_policy(flags.scheduling_policy));
-    if (flags.spec_ngram && config.speculative.num_speculative_tokens == 0) config.speculative.num_speculative_tokens = 4;
-    if (!flags.spec_ngram && config.speculative.num_speculative_tokens > 0) {
-        return invalid_argument("--num-speculative-tokens needs a drafting method: add --spec-ngram");
+    const bool drafts = flags.spec_ngram || !flags.draft_model.empty();
+    if (flags.spec_ngram && !flags.draft_model.empty()) {
+        return invalid_argument("--spec-ngram and --draft-model are two drafting methods: choose one");
     }
+    if (drafts && config.speculative.num_speculative_tokens == 0) config.speculative.num_speculative_tokens = 4;
+    if (!drafts && config.speculative.num_speculative_tokens > 0) {
+        return invalid_argument("--num-speculative-tokens needs a drafting method: add --spec-ngram or --draft-model");
+    }
+    if (!flags.draft_model.empty()) config.speculative.method = engine::DraftMethod::kDraftModel;
     TERN_RETURN_IF_ERROR(config.validate());
     return config;
+}
+
+Result<std::unique_ptr<Model>> load_draft_model(const EngineFlags& flags, const engine::EngineConfig& config) {
+    if (flags.draft_model.empty()) return std::unique_ptr<Model>();
+    Result<std::unique_ptr<Model>> loaded = Model::load(flags.draft_model, {.context_length = config.max_model_len});
+    if (!loaded.is_ok()) return invalid_argument("--draft-model: " + loaded.status().message());
+    log_info("draft model {}: {} layers, {} MiB of weights", flags.draft_model, loaded.value()->hparams().num_layers,
+             loaded.value()->stored_weight_bytes() >> 20);
+    return loaded;
 }
 
 Status apply_step_budget(const EngineFlags& flags, engine::Engine& engine) {

@@ -24,6 +24,7 @@ struct EngineFlags {
     double target_itl_ms = 250.0;
     const CLI::Option* max_running_option = nullptr;  // to tell a --max-running given from the default
     bool spec_ngram = false;  // speculative decoding with prompt-lookup drafts
+    std::string draft_model;  // speculative decoding with a draft model: its GGUF file
     engine::EngineConfig config;
 };
 
@@ -32,6 +33,9 @@ void add_engine_flags(CLI::App* command, EngineFlags* flags);
 // The EngineConfig the flags describe; errors name the flag. With an auto step budget the engine is created with the
 // largest (2048) and lowered once the speed is known.
 Result<engine::EngineConfig> engine_config_from_flags(const EngineFlags& flags);
+
+// The draft model the flags name (--draft-model), loaded for `config`'s context; nullptr when none.
+Result<std::unique_ptr<Model>> load_draft_model(const EngineFlags& flags, const engine::EngineConfig& config);
 
 // Sizes the step budget of `engine` when the flags ask for auto (after the engine is created and warmed up) and logs
 // what it chose.

@@ -13,12 +13,27 @@
 
 namespace tern::engine {
 
-Result<std::unique_ptr<Engine>> Engine::create(Model& model, ThreadPool& pool, const EngineConfig& config) {
-    TERN_ASSIGN_OR_RETURN(EngineCapacity capacity, plan_capacity(model.hparams(), config));
+Result<std::unique_ptr<Engine>> Engine::create(Model& model, ThreadPool& pool, const EngineConfig& config,
+                                               Model* draft_model) {
+    const bool wants_draft_model = config.speculative.num_speculative_tokens > 0 &&
+                                   config.speculative.method == DraftMethod::kDraftModel;
+    if (wants_draft_model != (draft_model != nullptr)) {
+        return invalid_argument(draft_model ? "a draft model was given but speculative decoding with a draft model "
+                                              "is not configured (--num-speculative-tokens)"
+                                            : "speculative decoding with a draft model needs one (--draft-model)");
+    }
+    const HParams* draft_hparams = draft_model ? &draft_model->hparams() : nullptr;
+    TERN_ASSIGN_OR_RETURN(EngineCapacity capacity, plan_capacity(model.hparams(), config, draft_hparams));
     std::unique_ptr<Engine> engine(new Engine(model, pool, config, capacity));
     TERN_ASSIGN_OR_RETURN(engine->cache_, KvCache::create_paged(model.hparams(), capacity.num_blocks + 1,
                                                                 config.block_size, config.kv_type,
                                                                 capacity.layers_per_block));
+    if (draft_model != nullptr) {
+        TERN_ASSIGN_OR_RETURN(engine->draft_,
+                              spec::DraftModel::create(*draft_model, model.hparams().vocab_size,
+                                                       capacity.num_blocks + 1, config.block_size, config.kv_type));
+    }
+    engine->min_tokens_per_verification_ = default_min_tokens_per_verification(config.speculative, model, draft_model);
     return engine;
 }
 
@@ -113,7 +128,7 @@ Result<std::vector<RequestOutput>> Engine::step() {
     trace::Span step_span("step", "engine");
     std::vector<RequestOutput> outputs = std::move(pending_outputs_);
     pending_outputs_.clear();
-    const scheduler::StepPlan plan = schedule();
+    TERN_ASSIGN_OR_RETURN(const scheduler::StepPlan plan, schedule());
     if (plan.requests.empty()) return outputs;
     step_span.arg("requests", static_cast<int64_t>(plan.requests.size())).arg("tokens", plan.num_tokens);
     note_scheduled(plan, Clock::now());
@@ -129,13 +144,15 @@ Result<std::vector<RequestOutput>> Engine::step() {
     return outputs;
 }
 
-scheduler::StepPlan Engine::schedule() {
+Result<scheduler::StepPlan> Engine::schedule() {
     trace::Span span("schedule", "engine");
     scheduler::StepPlan plan = scheduler_->schedule();
+    if (draft_) TERN_RETURN_IF_ERROR(fill_model_drafts(plan));
     counters_.num_preemptions += static_cast<int64_t>(plan.preempted.size());
     for (RequestId id : plan.preempted) {
         RequestState& state = requests_.at(id);
         ++state.timings.num_preemptions;
+        state.draft_kv_end = 0;       // the blocks are gone
         state.embedding_sum.clear();  // recomputed from the first token
         state.num_embedded_tokens = 0;
         if (gathers_prompt_logprobs(state)) state.prompt_logprobs.clear();
@@ -150,6 +167,7 @@ Status Engine::forward(const scheduler::StepPlan& plan) {
         trace::Span span("forward", "engine");
         TERN_RETURN_IF_ERROR(model_.forward(batch_, cache_.get(), &pool_, &logits_, &hidden_));
     }
+    if (draft_) TERN_RETURN_IF_ERROR(mirror_prompt_chunks(plan));
     trace_prefill_chunks(plan, *scheduler_, begin, Clock::now());
     take_hidden_states(plan);
     take_prompt_logprobs(plan);

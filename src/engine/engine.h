@@ -21,6 +21,7 @@
 #include "model/model.h"
 #include "sampling/sampler.h"
 #include "scheduler/scheduler.h"
+#include "spec/draft_model.h"
 
 namespace tern::engine {
 
@@ -97,10 +98,17 @@ struct EngineStats {
     int64_t num_accepted_draft_tokens = 0;
 };
 
+// A request whose verifying steps give fewer tokens than this pauses its drafts: config's, or break-even with a
+// margin for its drafting method (`draft`: the draft model, or nullptr for prompt lookup). engine_draft.cc.
+double default_min_tokens_per_verification(const SpeculativeConfig& config, const Model& target, const Model* draft);
+
 class Engine {
 public:
     // `model` and `pool` must outlive the engine. Allocates the KV cache for `config` (see plan_capacity()).
-    static Result<std::unique_ptr<Engine>> create(Model& model, ThreadPool& pool, const EngineConfig& config);
+    // `draft_model` (which must outlive the engine too) is required by, and only taken with,
+    // DraftMethod::kDraftModel; it may be `model` itself (a test of the machinery: every greedy draft is accepted).
+    static Result<std::unique_ptr<Engine>> create(Model& model, ThreadPool& pool, const EngineConfig& config,
+                                                  Model* draft_model = nullptr);
 
     // Queues a request. kInvalidArgument for a malformed or never-fitting one, or a non-zero priority under the fcfs
     // policy; kResourceExhausted when the waiting queue is full. The message says which limit.
@@ -145,10 +153,13 @@ private:
         int num_verifications = 0;
         int num_verified_tokens = 0;
         int drafts_paused_until = 0;
+        // With a draft model: positions [0, draft_kv_end) hold its KV (spec/draft_model.h); it proposes after
+        // catching up on the rest.
+        int draft_kv_end = 0;
     };
 
     Engine(Model& model, ThreadPool& pool, const EngineConfig& config, const EngineCapacity& capacity);
-    scheduler::StepPlan schedule();
+    Result<scheduler::StepPlan> schedule();
     void build_batch(const scheduler::StepPlan& plan);
     Status forward(const scheduler::StepPlan& plan);
     void count_step(const scheduler::StepPlan& plan);
@@ -176,8 +187,16 @@ private:
     // The accepted drafts of a request and the token after them, each accepted into its sampler.
     std::vector<int32_t> verify_drafts(RequestState& state, const scheduler::ScheduledRequest& scheduled,
                                        const float* rows, std::vector<TokenLogprobs>* logprobs);
-    // Sets the next step's drafts of the requests that decode (none while the batch is large or for a grammar).
+    // Sets the next step's drafts of the requests that decode (none while the batch is large or for a grammar). A
+    // draft model's are placeholders, so that the scheduler reserves their slots; fill_model_drafts() computes the
+    // ones the step has room for.
     void propose_drafts();
+    Status fill_model_drafts(const scheduler::StepPlan& plan);
+    // The draft model's KV of the step's prompt chunks (decoded tokens are caught up on when it next proposes).
+    Status mirror_prompt_chunks(const scheduler::StepPlan& plan);
+    // Runs the draft model over up to max_batched_tokens of the known tokens its cache lacks, for requests too far
+    // behind to catch up within a drafting step.
+    Status catch_up_draft_kv(const std::vector<RequestId>& ids);
     // False while the request's drafting is paused for giving too little; judges its last verifications.
     bool drafting_pays(RequestState& state, int num_output_tokens);
     void report_prompt_logprobs(RequestState& state, RequestOutput& output);
@@ -191,6 +210,9 @@ private:
     std::unique_ptr<KvCache> cache_;
     std::unique_ptr<kv::KvManager> kv_;
     std::unique_ptr<scheduler::Scheduler> scheduler_;
+    std::unique_ptr<spec::DraftModel> draft_;  // with DraftMethod::kDraftModel
+    // A request whose verifying steps give fewer tokens than this on average pauses its drafts (drafting_pays()).
+    double min_tokens_per_verification_ = 0.0;
     std::unordered_map<RequestId, RequestState> requests_;
     std::vector<RequestOutput> pending_outputs_;  // aborts, reported by the next step()
     TokenBatch batch_;

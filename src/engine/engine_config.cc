@@ -86,20 +86,26 @@ Status check_budget_fits(uint64_t budget, uint64_t available) {
 
 }  // namespace
 
-Result<EngineCapacity> plan_capacity(const HParams& hparams, const EngineConfig& config) {
+Result<EngineCapacity> plan_capacity(const HParams& hparams, const EngineConfig& config,
+                                     const HParams* draft_hparams) {
     TERN_RETURN_IF_ERROR(config.validate());
     TERN_RETURN_IF_ERROR(KvCache::check_type(hparams, config.kv_type));
+    if (draft_hparams != nullptr) TERN_RETURN_IF_ERROR(KvCache::check_type(*draft_hparams, config.kv_type));
     EngineCapacity capacity;
     capacity.block_size = config.block_size;
     capacity.max_model_len = config.max_model_len > 0 ? config.max_model_len : hparams.context_length;
     if (capacity.max_model_len < 2) return invalid_argument("the model declares no context length; set --max-model-len");
-    KvGroups groups = config.hybrid_kv_cache ? kv_groups_for(hparams) : single_kv_group(hparams);
-    if (!config.hybrid_kv_cache) groups.windows = {0};
+    const bool hybrid = config.hybrid_kv_cache && draft_hparams == nullptr;
+    KvGroups groups = hybrid ? kv_groups_for(hparams) : single_kv_group(hparams);
+    if (!hybrid) groups.windows = {0};
     capacity.group_windows = groups.windows;
     capacity.layers_per_block = groups.layers_per_block;
     capacity.max_step_tokens = config.max_batched_tokens;
     capacity.bytes_per_block =
         KvCache::bytes_per_block(hparams, config.block_size, config.kv_type, groups.layers_per_block);
+    if (draft_hparams != nullptr) {
+        capacity.bytes_per_block += KvCache::bytes_per_block(*draft_hparams, config.block_size, config.kv_type);
+    }
     const int64_t blocks_per_sequence = kv::max_blocks_held(groups.windows, config.block_size,
                                                             capacity.max_model_len, config.max_batched_tokens);
     uint64_t budget = config.kv_cache_bytes;

@@ -26,12 +26,21 @@ Result<SchedulingPolicy> parse_scheduling_policy(std::string_view name);
 // Speculative decoding (src/spec): each decoding request's drafts are computed and verified, K at a time, in the
 // batched forward of the next step; exact (greedy outputs unchanged, sampled ones distributed as without it). Off by
 // default. Requests with a grammar run without drafts (their masks are filled before the forward, one per request).
+enum class DraftMethod {
+    kNgram,       // prompt lookup (spec/ngram_proposer.h)
+    kDraftModel,  // a cheaper model of the same vocabulary (spec/draft_model.h), given to Engine::create
+};
+
 struct SpeculativeConfig {
     int num_speculative_tokens = 0;  // K drafts per request and step; 0: off
-    spec::NgramOptions ngram;        // prompt lookup, the drafting method (num_tokens is set from K)
+    DraftMethod method = DraftMethod::kNgram;
+    spec::NgramOptions ngram;        // prompt lookup's lengths (num_tokens is set from K)
     // No drafts while more requests run than this: the step is then compute-bound, and rejected drafts cost as much
     // as real tokens (vLLM's speculative_disable_by_batch_size).
     int disable_by_batch_size = 8;
+    // A request whose last verifying steps gave fewer tokens than this on average pauses its drafting for a while.
+    // 0: break-even with a margin, from the measured cost of a verifying step (engine_draft.cc).
+    double min_tokens_per_verification = 0.0;
 };
 
 struct EngineConfig {
@@ -61,7 +70,7 @@ inline constexpr double kDefaultKvMemoryFraction = 0.4;
 struct EngineCapacity {
     int64_t num_blocks = 0;           // usable blocks (the null block not counted)
     int64_t block_size = 0;
-    int64_t bytes_per_block = 0;
+    int64_t bytes_per_block = 0;     // the target's KV and, with a draft model, the draft's
     int64_t kv_bytes = 0;             // of all blocks, the null block included
     int64_t kv_tokens = 0;            // positions if every group held every one: num_blocks / groups * block_size
     int64_t max_model_len = 0;
@@ -77,8 +86,10 @@ struct EngineCapacity {
 
 // Resolves the defaults (budget, context) of `config` for `hparams`; fails, naming the flag to change, when the
 // budget holds fewer than two blocks. (A pool smaller than one full-context sequence is allowed: requests that could
-// never fit are rejected one by one, with the reason.)
-Result<EngineCapacity> plan_capacity(const HParams& hparams, const EngineConfig& config);
+// never fit are rejected one by one, with the reason.) With a draft model, each block holds its KV too (the draft's
+// cache is addressed by the target's block tables), and the target's layers keep one table per sequence.
+Result<EngineCapacity> plan_capacity(const HParams& hparams, const EngineConfig& config,
+                                     const HParams* draft_hparams = nullptr);
 
 // What this process can still take (base/available_memory.h): MemAvailable, or the headroom under its cgroup's
 // memory limit when that is less (a container); 0 when neither can be read.

@@ -1,5 +1,5 @@
-// The engine's sampling: grammar masks, plain draws and the verification of speculative drafts, then the drafts of
-// the next step. (engine.cc runs the step around them.)
+// The engine's sampling: grammar masks, plain draws and the verification of speculative drafts. (engine.cc runs the
+// step around them; engine_draft.cc proposes the drafts.)
 #include <algorithm>
 #include <cmath>
 
@@ -130,46 +130,12 @@ std::vector<int32_t> Engine::verify_drafts(RequestState& state, const scheduler:
     }
     ++counters_.num_drafts;
     counters_.num_draft_tokens += scheduled.num_draft_tokens;
+    // The draft model wrote its KV at the last known token's position and the drafts' but the last: the accepted
+    // ones hold (spec/draft_model.h).
+    state.draft_kv_end = scheduled.start + std::min(static_cast<int>(tokens.size()), scheduled.num_draft_tokens);
     ++state.num_verifications;
     state.num_verified_tokens += static_cast<int>(tokens.size());
     return tokens;
-}
-
-// A step that verifies 1 + 4 tokens costs 1.2-1.35 one-token steps at batch 1 (docs/perf/speculative.md: the small
-// synthetic model, 2 threads), so a request whose verifying steps give fewer than kMinTokensPerVerification tokens on
-// average over kVerificationsJudged of them (break-even with a margin) loses by drafting: it pauses for kPauseTokens
-// output tokens, then tries again (the text may start repeating later).
-namespace {
-constexpr int kVerificationsJudged = 4;
-constexpr double kMinTokensPerVerification = 1.5;
-constexpr int kPauseTokens = 32;
-}  // namespace
-
-bool Engine::drafting_pays(RequestState& state, int num_output_tokens) {
-    if (num_output_tokens < state.drafts_paused_until) return false;
-    if (state.num_verifications < kVerificationsJudged) return true;
-    const bool pays = state.num_verified_tokens >= kMinTokensPerVerification * state.num_verifications;
-    if (!pays) state.drafts_paused_until = num_output_tokens + kPauseTokens;
-    state.num_verifications = 0;
-    state.num_verified_tokens = 0;
-    return pays;
-}
-
-void Engine::propose_drafts() {
-    const SpeculativeConfig& config = config_.speculative;
-    if (config.num_speculative_tokens == 0 || scheduler_->num_running() > config.disable_by_batch_size) return;
-    spec::NgramOptions options = config.ngram;
-    options.num_tokens = config.num_speculative_tokens;
-    for (auto& [id, state] : requests_) {
-        if (state.grammar || state.pooling) continue;
-        const scheduler::Request* request = scheduler_->find(id);
-        TERN_CHECK(request != nullptr) << "the scheduler lost request " << id;
-        if (!request->is_decoding() || !drafting_pays(state, request->num_output_tokens())) continue;
-        std::vector<int32_t> drafts = spec::propose_ngram(request->tokens, options);
-        if (drafts.empty()) continue;
-        const Status status = scheduler_->set_draft_tokens(id, std::move(drafts));
-        TERN_CHECK(status.is_ok()) << status.message();
-    }
 }
 
 }  // namespace tern::engine

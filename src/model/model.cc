@@ -212,6 +212,12 @@ void Model::embed_tokens(const TokenBatch& batch) {
     }
 }
 
+int64_t Model::stored_weight_bytes() const {
+    int64_t total = 0;
+    for (const GgufTensorInfo& info : file_->tensors()) total += info.num_bytes;
+    return total;
+}
+
 Status Model::forward(const TokenBatch& batch, KvCache* cache, ThreadPool* pool, std::vector<float>* logits,
                       std::vector<float>* hidden) {
     TERN_RETURN_IF_ERROR(select_groups(batch, *cache));

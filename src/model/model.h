@@ -89,6 +89,8 @@ public:
     const GgufFile& file() const { return *file_; }
     const ModelWeights& weights() const { return weights_; }
     const kernels::KernelTable& kernel_table() const { return *kernels_; }
+    // The bytes of the file's tensors as stored (what a decode step reads at most, before any repacking).
+    int64_t stored_weight_bytes() const;
 
     // Runs one forward pass. Within a slot, a token attends to cache positions 0..its own position, so every
     // earlier position of that slot must have been computed already (in this batch or an earlier one).

@@ -95,6 +95,16 @@ TEST(Cli, BadValuesGiveOneErrorLine) {
     EXPECT_EQ(no_method.exit_code, 1);
     EXPECT_NE(no_method.err.find("--num-speculative-tokens needs a drafting method: add --spec-ngram"),
               std::string::npos) << no_method.err;
+    const testing::CommandResult two_methods =
+        testing::run_tern("serve -m " + kStories + " --spec-ngram --draft-model " + kStories);
+    EXPECT_EQ(two_methods.exit_code, 1);
+    EXPECT_NE(two_methods.err.find("two drafting methods: choose one"), std::string::npos) << two_methods.err;
+    const std::string other_vocab = std::string(TERN_TEST_TMP) + "/cli-draft-vocab-600.gguf";
+    ASSERT_EQ(testing::run_tern("synth --preset tiny --vocab-size 600 -o " + other_vocab).exit_code, 0);
+    const testing::CommandResult wrong_vocab = testing::run_tern("serve -m " + kStories + " --draft-model " + other_vocab);
+    EXPECT_EQ(wrong_vocab.exit_code, 1);
+    EXPECT_NE(wrong_vocab.err.find("the draft model has 600 tokens in its vocabulary, the target 512"),
+              std::string::npos) << wrong_vocab.err;
     const testing::CommandResult bad_ngram = testing::run_tern("serve -m " + kStories + " --spec-ngram --spec-ngram-min 0");
     EXPECT_EQ(bad_ngram.exit_code, 1);
     EXPECT_NE(bad_ngram.err.find("1 <= --spec-ngram-min <= --spec-ngram-max"), std::string::npos) << bad_ngram.err;

@@ -122,7 +122,8 @@ TEST(ServeLifecycle, TheStepBudgetIsSizedAtStartUnlessGiven) {
     EXPECT_NE(given.log().find("max batched tokens 64,"), std::string::npos) << given.log();
 }
 
-// --spec-ngram changes no greedy text, and its drafts are counted in /metrics (vLLM's spec_decode counters).
+// --spec-ngram and --draft-model (here the model itself, whose greedy drafts the model accepts) change no greedy
+// text, and their drafts are counted in /metrics (vLLM's spec_decode counters).
 TEST(ServeLifecycle, SpeculativeDecodingKeepsTheTextAndIsCounted) {
     const std::string request = R"({"prompt": "Once upon a time", "max_tokens": 192, "temperature": 0})";
     testing::ServeProcess plain;
@@ -131,21 +132,35 @@ TEST(ServeLifecycle, SpeculativeDecodingKeepsTheTextAndIsCounted) {
     const testing::HttpReply plain_reply = testing::http_post(plain.port(), "/v1/completions", request);
     ASSERT_EQ(plain_reply.status, 200) << plain_reply.body;
 
-    testing::ServeProcess speculative;
-    error = speculative.start({"-m", testing::kStoriesModel, "--spec-ngram"});
-    ASSERT_TRUE(error.empty()) << error;
-    const testing::HttpReply reply = testing::http_post(speculative.port(), "/v1/completions", request);
-    ASSERT_EQ(reply.status, 200) << reply.body;
-    EXPECT_EQ(json::parse(reply.body)["choices"][0]["text"], json::parse(plain_reply.body)["choices"][0]["text"]);
+    const std::vector<std::string> methods[] = {{"--spec-ngram"}, {"--draft-model", testing::kStoriesModel}};
+    for (const std::vector<std::string>& method : methods) {
+        SCOPED_TRACE(method.front());
+        std::vector<std::string> args = {"-m", testing::kStoriesModel};
+        args.insert(args.end(), method.begin(), method.end());
+        testing::ServeProcess speculative;
+        error = speculative.start(args);
+        ASSERT_TRUE(error.empty()) << error;
+        const testing::HttpReply reply = testing::http_post(speculative.port(), "/v1/completions", request);
+        ASSERT_EQ(reply.status, 200) << reply.body;
+        EXPECT_EQ(json::parse(reply.body)["choices"][0]["text"], json::parse(plain_reply.body)["choices"][0]["text"]);
 
-    const std::string metrics = testing::http_get(speculative.port(), "/metrics").body;
-    const auto counter = [&](const std::string& name) {
-        const size_t at = metrics.find("\n" + name + " ");
-        return at == std::string::npos ? -1.0 : std::stod(metrics.substr(at + name.size() + 2));
-    };
-    EXPECT_GT(counter("tern:spec_decode_num_draft_tokens_total"), 0.0) << metrics;
-    EXPECT_GE(counter("tern:spec_decode_num_accepted_tokens_total"), 0.0) << metrics;  // how many: the model's text
-    EXPECT_GE(counter("tern:spec_decode_num_drafts_total"), 1.0) << metrics;
+        const std::string metrics = testing::http_get(speculative.port(), "/metrics").body;
+        const auto counter = [&](const std::string& name) {
+            const size_t at = metrics.find("\n" + name + " ");
+            return at == std::string::npos ? -1.0 : std::stod(metrics.substr(at + name.size() + 2));
+        };
+        const double num_draft_tokens = counter("tern:spec_decode_num_draft_tokens_total");
+        const double num_accepted = counter("tern:spec_decode_num_accepted_tokens_total");
+        EXPECT_GT(num_draft_tokens, 0.0) << metrics;
+        EXPECT_GE(counter("tern:spec_decode_num_drafts_total"), 1.0) << metrics;
+        if (method.front() == "--draft-model") {
+            EXPECT_GT(num_accepted, 0.8 * num_draft_tokens) << metrics;
+            EXPECT_NE(speculative.log().find("speculative decoding: draft model"), std::string::npos)
+                << speculative.log();
+        } else {
+            EXPECT_GE(num_accepted, 0.0) << metrics;  // how many: the model's text
+        }
+    }
 }
 
 // Clients scrape and generate while the server drains and exits: every thread of the server ends before the state

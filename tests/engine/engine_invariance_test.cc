@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <map>
+#include <tuple>
 #include <nlohmann/json.hpp>
 
 #include "engine/engine.h"
@@ -43,8 +44,8 @@ struct RunResult {
 
 // Runs `prompts` (ids 0..n-1) through a fresh engine, all queued at once, greedy, `max_tokens` each.
 RunResult run(Model& model, ThreadPool& pool, const EngineConfig& config,
-              const std::vector<std::vector<int32_t>>& prompts, int max_tokens) {
-    auto engine = Engine::create(model, pool, config);
+              const std::vector<std::vector<int32_t>>& prompts, int max_tokens, Model* draft_model = nullptr) {
+    auto engine = Engine::create(model, pool, config, draft_model);
     EXPECT_TRUE(engine.is_ok()) << engine.status().message();
     RunResult result;
     if (!engine.is_ok()) return result;
@@ -122,6 +123,26 @@ void expect_invariant(Model& model, ThreadPool& pool, EngineConfig base, const s
         num_accepted += speculative.stats.num_accepted_draft_tokens;
     }
     EXPECT_GT(num_accepted, 0) << "no draft was ever accepted: the runs above prove little";
+
+    // A draft model, here the model itself: its KV, mirrored from each step's batch into its own cache under the
+    // target's block tables, must hold what the target's holds (prefix-cache hits and recomputation after preemption
+    // included), so nearly every greedy draft is accepted; a stale slot would show as rejections, not wrong tokens.
+    EngineConfig small_with_draft = small;
+    small_with_draft.kv_cache_bytes *= 2;  // each block holds the draft's KV too
+    // With drafts only while at most 2 requests run, the last ones' draft KV lags by more than a step's 7 tokens
+    // when they start drafting, and catches up first.
+    const std::tuple<const char*, EngineConfig, int> draft_runs[] = {
+        {"draft model", base, 64}, {"draft model, 7-token steps", chunked, 64},
+        {"draft model, preempted", small_with_draft, 64}, {"draft model, catching up", chunked, 2}};
+    for (auto [label, config, max_drafting] : draft_runs) {
+        config.speculative = {.num_speculative_tokens = 3, .method = DraftMethod::kDraftModel,
+                              .disable_by_batch_size = max_drafting, .min_tokens_per_verification = 1.0};  // never pause
+        const RunResult drafted = run(model, pool, config, prompts, max_tokens, &model);
+        EXPECT_EQ(drafted.tokens, alone) << label;
+        ASSERT_GT(drafted.stats.num_draft_tokens, 0) << label;
+        EXPECT_GE(static_cast<double>(drafted.stats.num_accepted_draft_tokens) / drafted.stats.num_draft_tokens, 0.9)
+            << label << ": " << drafted.stats.num_accepted_draft_tokens << " of " << drafted.stats.num_draft_tokens;
+    }
 }
 
 TEST(EngineInvariance, Stories260KEveryKvType) {

@@ -3,7 +3,8 @@
 // step) and resumed from the prefix cache. At temperature 0 every token a request gets must equal the token of its
 // alone-run: a block served from the prefix cache whose KV was never written shows up as a different token. A quarter
 // of the requests ask for prompt log-probabilities, which must equal the alone-run's whatever chunks and preemptions
-// came between. Every other seed decodes speculatively (prompt-lookup drafts), which must change no token. The KV
+// came between. Every other seed decodes speculatively (prompt-lookup drafts, or in every fourth the model itself as a
+// draft model, whose drafts must then be nearly all accepted), which must change no token. The KV
 // manager's invariants are checked after every step, and the run ends with every block free.
 #include <gtest/gtest.h>
 
@@ -76,7 +77,8 @@ public:
         config.block_size = kBlockSize;
         config.scheduling_policy = SchedulingPolicy::kPriority;
         const int num_blocks = uniform(12, 40);  // a request needs up to 10 blocks of 4 tokens
-        config.kv_cache_bytes = static_cast<uint64_t>((num_blocks + 1) *
+        const bool draft_model = seed % 4 == 0;  // its KV shares each block
+        config.kv_cache_bytes = static_cast<uint64_t>((num_blocks + 1) * (draft_model ? 2 : 1) *
                                                       KvCache::bytes_per_block(model.hparams(), kBlockSize, config.kv_type));
         config.max_batched_tokens = uniform(4, 20);
         config.max_running = uniform(2, 8);
@@ -84,10 +86,14 @@ public:
         // Every other seed with speculative decoding (any repeated token proposes, in batches of any size): its
         // tokens must equal the alone-runs without it, and the prefix cache must never serve a rejected draft's KV.
         if (seed % 2 == 0) {
-            config.speculative = {.num_speculative_tokens = uniform(1, 4), .ngram = {.min_n = 1, .max_n = 3},
-                                  .disable_by_batch_size = 64};
+            config.speculative = {.num_speculative_tokens = uniform(1, 4),
+                                  .method = draft_model ? DraftMethod::kDraftModel : DraftMethod::kNgram,
+                                  .ngram = {.min_n = 1, .max_n = 3},
+                                  // A draft model's KV lags while the batch is too large to draft: it catches up.
+                                  .disable_by_batch_size = draft_model ? uniform(1, 3) : 64,
+                                  .min_tokens_per_verification = draft_model ? 1.0 : 0.0};  // self-drafts pay nothing
         }
-        auto engine = Engine::create(model, pool, config);
+        auto engine = Engine::create(model, pool, config, draft_model ? &model : nullptr);
         TERN_CHECK(engine.is_ok()) << engine.status().message();
         engine_ = std::move(engine.value());
         for (int idx = 0; idx < 3; ++idx) prefixes_.push_back(random_tokens(24));
@@ -237,6 +243,8 @@ TEST(EngineRandom, PrioritiesPreemptionAndPrefixCacheMatchAloneRuns) {
     int64_t preemptions = 0;
     int64_t hit_tokens = 0;
     int64_t accepted_drafts = 0;
+    int64_t model_draft_tokens = 0;
+    int64_t model_drafts_accepted = 0;
     uint32_t seed = 1;
     for (; total_steps < 10000; ++seed) {
         SCOPED_TRACE("seed " + std::to_string(seed));
@@ -250,11 +258,22 @@ TEST(EngineRandom, PrioritiesPreemptionAndPrefixCacheMatchAloneRuns) {
         preemptions += simulation.stats().num_preemptions;
         hit_tokens += simulation.stats().prefix_cache.num_hit_tokens;
         accepted_drafts += simulation.stats().num_accepted_draft_tokens;
+        if (seed % 4 == 0) {
+            model_draft_tokens += simulation.stats().num_draft_tokens;
+            model_drafts_accepted += simulation.stats().num_accepted_draft_tokens;
+        }
     }
     std::printf("%lld steps over %u seeds: %lld preemptions, %lld prompt tokens from the prefix cache, %lld drafts "
-                "accepted\n", static_cast<long long>(total_steps), seed - 1, static_cast<long long>(preemptions),
-                static_cast<long long>(hit_tokens), static_cast<long long>(accepted_drafts));
+                "accepted (the draft model's: %lld of %lld)\n", static_cast<long long>(total_steps), seed - 1,
+                static_cast<long long>(preemptions), static_cast<long long>(hit_tokens),
+                static_cast<long long>(accepted_drafts), static_cast<long long>(model_drafts_accepted),
+                static_cast<long long>(model_draft_tokens));
     EXPECT_GT(accepted_drafts, 100) << "speculative decoding was meant to be exercised";
+    // The model drafting for itself: its KV (mirrored, shared through the prefix cache, recomputed after preemption)
+    // holds what the target's does, or its drafts would be rejected.
+    ASSERT_GT(model_draft_tokens, 100) << "the draft model was meant to be exercised";
+    EXPECT_GE(static_cast<double>(model_drafts_accepted) / static_cast<double>(model_draft_tokens), 0.9)
+        << model_drafts_accepted << " of " << model_draft_tokens << " of the draft model's drafts accepted";
     EXPECT_GT(preemptions, 50) << "the pools were meant to be short";
     EXPECT_GT(hit_tokens, 1000) << "the prompts were meant to share prefixes";
 }
