@@ -167,7 +167,6 @@ Status Engine::forward(const scheduler::StepPlan& plan) {
         trace::Span span("forward", "engine");
         TERN_RETURN_IF_ERROR(model_.forward(batch_, cache_.get(), &pool_, &logits_, &hidden_));
     }
-    if (draft_) TERN_RETURN_IF_ERROR(mirror_prompt_chunks(plan));
     trace_prefill_chunks(plan, *scheduler_, begin, Clock::now());
     take_hidden_states(plan);
     take_prompt_logprobs(plan);

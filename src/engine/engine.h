@@ -153,6 +153,7 @@ private:
         int num_verifications = 0;
         int num_verified_tokens = 0;
         int drafts_paused_until = 0;
+        int pause_tokens = 0;  // the last pause's length (each failed judgement in a row doubles it)
         // With a draft model: positions [0, draft_kv_end) hold its KV (spec/draft_model.h); it proposes after
         // catching up on the rest.
         int draft_kv_end = 0;
@@ -192,8 +193,6 @@ private:
     // ones the step has room for.
     void propose_drafts();
     Status fill_model_drafts(const scheduler::StepPlan& plan);
-    // The draft model's KV of the step's prompt chunks (decoded tokens are caught up on when it next proposes).
-    Status mirror_prompt_chunks(const scheduler::StepPlan& plan);
     // Runs the draft model over up to max_batched_tokens of the known tokens its cache lacks, for requests too far
     // behind to catch up within a drafting step.
     Status catch_up_draft_kv(const std::vector<RequestId>& ids);

@@ -13,10 +13,13 @@ namespace {
 // synthetic model, 2 threads), so prompt lookup, whose drafts cost nothing, breaks even at about 1.35 tokens a
 // verifying step: 1.5 leaves a margin. A draft model adds K forwards of its own, each costing about its weights'
 // share of the target's (decode reads the weights). A request below the threshold over kVerificationsJudged
-// verifying steps pauses for kPauseTokens output tokens, then tries again (its text may start repeating later).
+// verifying steps pauses, then tries again (its text may start repeating later).
+// Each failed judgement doubles the pause (from kPauseTokens up to kMaxPauseTokens): a draft model that seldom agrees
+// with the target paid 15% of the plain speed at a fixed 32-token pause (docs/perf/speculative.md).
 constexpr double kVerifyingStepCost = 1.5;
 constexpr int kVerificationsJudged = 4;
 constexpr int kPauseTokens = 32;
+constexpr int kMaxPauseTokens = 1024;
 
 }  // namespace
 
@@ -32,7 +35,8 @@ bool Engine::drafting_pays(RequestState& state, int num_output_tokens) {
     if (num_output_tokens < state.drafts_paused_until) return false;
     if (state.num_verifications < kVerificationsJudged) return true;
     const bool pays = state.num_verified_tokens >= min_tokens_per_verification_ * state.num_verifications;
-    if (!pays) state.drafts_paused_until = num_output_tokens + kPauseTokens;
+    state.pause_tokens = pays ? 0 : std::clamp(2 * state.pause_tokens, kPauseTokens, kMaxPauseTokens);
+    if (!pays) state.drafts_paused_until = num_output_tokens + state.pause_tokens;
     state.num_verifications = 0;
     state.num_verified_tokens = 0;
     return pays;
@@ -103,25 +107,6 @@ Status Engine::fill_model_drafts(const scheduler::StepPlan& plan) {
     TERN_ASSIGN_OR_RETURN(std::vector<std::vector<int32_t>> drafts, draft_->propose(sequences, pool_));
     for (size_t idx = 0; idx < ids.size(); ++idx) {
         TERN_RETURN_IF_ERROR(scheduler_->set_draft_tokens(ids[idx], std::move(drafts[idx])));
-    }
-    return Status::ok();
-}
-
-// A sequence is mirrored unless it decodes (its last known token alone, maybe with drafts). A request's first chunk
-// may start after a prefix-cache hit, whose blocks a mirrored step wrote in both caches.
-Status Engine::mirror_prompt_chunks(const scheduler::StepPlan& plan) {
-    std::vector<uint8_t> mirrored(plan.requests.size(), 0);
-    for (size_t idx = 0; idx < plan.requests.size(); ++idx) {
-        const auto& scheduled = plan.requests[idx];
-        mirrored[idx] = scheduled.start + 1 < scheduler_->find(scheduled.id)->num_tokens() ? 1 : 0;
-    }
-    trace::Span span("draft_mirror", "engine");
-    TERN_RETURN_IF_ERROR(draft_->mirror(batch_, mirrored, pool_));
-    for (size_t idx = 0; idx < plan.requests.size(); ++idx) {
-        const auto& scheduled = plan.requests[idx];
-        RequestState& state = requests_.at(scheduled.id);
-        if (mirrored[idx] == 0 || (state.draft_kv_end > 0 && state.draft_kv_end < scheduled.start)) continue;
-        state.draft_kv_end = std::max(state.draft_kv_end, scheduled.start + scheduled.num_tokens);
     }
     return Status::ok();
 }

@@ -20,28 +20,6 @@ Result<std::unique_ptr<DraftModel>> DraftModel::create(Model& model, int64_t voc
     return std::unique_ptr<DraftModel>(new DraftModel(model, std::move(cache)));
 }
 
-Status DraftModel::mirror(const TokenBatch& target_batch, std::span<const uint8_t> mirrored, ThreadPool& pool) {
-    if (target_batch.num_groups != 1) {
-        return invalid_argument("a draft model needs the target's KV in one block table per sequence");
-    }
-    batch_.clear();
-    std::vector<int32_t> slot_of(mirrored.size(), -1);  // target sequence -> draft batch sequence
-    for (int64_t idx = 0; idx < target_batch.size(); ++idx) {
-        const int32_t sequence = target_batch.slots[static_cast<size_t>(idx)];
-        if (mirrored[static_cast<size_t>(sequence)] == 0) continue;
-        int32_t& slot = slot_of[static_cast<size_t>(sequence)];
-        if (slot < 0) {
-            const auto begin = target_batch.block_ids.begin() + target_batch.table_starts[static_cast<size_t>(sequence)];
-            const auto end = target_batch.block_ids.begin() + target_batch.table_starts[static_cast<size_t>(sequence) + 1];
-            slot = batch_.add_sequence({std::span<const int32_t>(&*begin, static_cast<size_t>(end - begin))});
-        }
-        batch_.add(target_batch.tokens[static_cast<size_t>(idx)], target_batch.positions[static_cast<size_t>(idx)],
-                   slot, false);
-    }
-    if (batch_.size() == 0) return Status::ok();
-    return model_.forward(batch_, cache_.get(), &pool, &logits_);
-}
-
 Result<std::vector<std::vector<int32_t>>> DraftModel::propose(std::span<const DraftSequence> sequences,
                                                               ThreadPool& pool) {
     const int64_t vocab_size = model_.hparams().vocab_size;

@@ -5,11 +5,11 @@
 // never correctness.
 //
 // The draft model's KV lives in its own paged cache with the target's block count and block size, and is addressed
-// by the target's block tables: the KV manager's bookkeeping (allocation, preemption, prefix-cache hits) covers
-// both. Prompt chunks are run through the draft model in the step that computes them (mirror), so that blocks the
-// prefix cache shares hold both models' KV; decoded tokens reach the draft cache when the draft model next proposes
-// (the caller tracks how far each sequence's draft KV goes), so a step without drafts (a large batch, a request whose
-// drafts are paused) costs the draft model nothing.
+// by the target's block tables: the KV manager's bookkeeping (allocation, preemption) covers both. The draft model
+// computes a sequence's tokens only when it drafts for it, catching up on what its cache lacks first (the caller
+// tracks how far each sequence's draft KV goes), so a step without drafts (a large batch, a request whose drafts are
+// paused) costs it nothing. It never relies on blocks the prefix cache shares: a sequence's draft KV is computed from
+// its first token (rewriting a shared block's draft slots with the values they already hold).
 #pragma once
 
 #include <cstdint>
@@ -41,10 +41,6 @@ public:
     // `block_size` positions of `type` (the target's, null block included).
     static Result<std::unique_ptr<DraftModel>> create(Model& model, int64_t vocab_size, int64_t num_blocks,
                                                       int64_t block_size, KvType type);
-
-    // Writes the draft model's KV of the tokens of a target step's batch (one KV group) whose sequence is marked in
-    // `mirrored` (indexed by the batch's sequences); computes no logits.
-    Status mirror(const TokenBatch& target_batch, std::span<const uint8_t> mirrored, ThreadPool& pool);
 
     // Each sequence's greedy drafts (num_drafts of them): the first forward runs every sequence's tokens, the last
     // giving draft 1; forward k > 0 runs draft k of each sequence that still drafts.

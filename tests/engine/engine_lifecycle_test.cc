@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "engine/engine.h"
+#include "synth/synth.h"
 #include "synthetic_model_suite.h"
 
 namespace tern::engine {
@@ -92,6 +93,34 @@ TEST_F(EngineLifecycle, SpeculativeStepsReportEveryTokenWithItsLogprobs) {
     EXPECT_EQ(stats.num_generated_tokens, 40);
     EXPECT_EQ(stats.kv_usage, 0.0);
     EXPECT_TRUE(engine->verify().is_ok());
+}
+
+// A draft model that does not pay (here one as large as the target, so that even all-accepted drafts cost more than
+// they give) pauses for 32, 64, 128, ... output tokens after each judgement of 4 verifying steps: over 480 tokens it
+// verifies at most 5 x 4 times (a fixed 32-token pause would give about 50), and the text is the plain one.
+TEST_F(EngineLifecycle, DraftsThatDoNotPayPauseForLongerEachTime) {
+    const std::string path = std::string(TERN_TEST_TMP) + "/lifecycle-draft-tiny-q8_0-4.gguf";
+    ASSERT_TRUE(write_synth_model(*find_preset("tiny"), SynthOptions{DType::kQ8_0, 4}, path, pool_.get()).is_ok());
+    auto draft = Model::load(path);
+    ASSERT_TRUE(draft.is_ok()) << draft.status().message();
+    const EngineRequest request = greedy(1, 24, 480);  // the context is 512
+    auto plain_engine = make_engine();
+    const Status added = plain_engine->add_request(request);
+    ASSERT_TRUE(added.is_ok()) << added.message();
+    const auto plain = drain(*plain_engine);
+
+    EngineConfig config;
+    config.kv_cache_bytes = 32 << 20;
+    config.speculative = {.num_speculative_tokens = 4, .method = DraftMethod::kDraftModel};
+    auto engine = Engine::create(*model_, *pool_, config, draft.value().get());
+    ASSERT_TRUE(engine.is_ok()) << engine.status().message();
+    ASSERT_TRUE(engine.value()->add_request(request).is_ok());
+    const auto drafted = drain(*engine.value());
+    ASSERT_EQ(drafted.size(), plain.size());
+    for (size_t idx = 0; idx < plain.size(); ++idx) EXPECT_EQ(drafted[idx].token, plain[idx].token) << idx;
+    const EngineStats stats = engine.value()->stats();
+    EXPECT_GE(stats.num_drafts, 4);
+    EXPECT_LE(stats.num_drafts, 20);
 }
 
 TEST_F(EngineLifecycle, StopTokenEndsTheRequestAndIsItsLastToken) {
