@@ -33,7 +33,7 @@ Result<std::unique_ptr<Engine>> Engine::create(Model& model, ThreadPool& pool, c
                               spec::DraftModel::create(*draft_model, model.hparams().vocab_size,
                                                        capacity.num_blocks + 1, config.block_size, config.kv_type));
     }
-    engine->min_tokens_per_verification_ = default_min_tokens_per_verification(config.speculative, model, draft_model);
+    engine->min_tokens_per_verification_ = min_tokens_per_verification(config.speculative, model, draft_model);
     return engine;
 }
 

@@ -98,10 +98,6 @@ struct EngineStats {
     int64_t num_accepted_draft_tokens = 0;
 };
 
-// A request whose verifying steps give fewer tokens than this pauses its drafts: config's, or break-even with a
-// margin for its drafting method (`draft`: the draft model, or nullptr for prompt lookup). engine_draft.cc.
-double default_min_tokens_per_verification(const SpeculativeConfig& config, const Model& target, const Model* draft);
-
 class Engine {
 public:
     // `model` and `pool` must outlive the engine. Allocates the KV cache for `config` (see plan_capacity()).
@@ -196,6 +192,10 @@ private:
     // Runs the draft model over up to max_batched_tokens of the known tokens its cache lacks, for requests too far
     // behind to catch up within a drafting step.
     Status catch_up_draft_kv(const std::vector<RequestId>& ids);
+    // A request whose verifying steps give fewer tokens than this pauses its drafts: config's, or break-even with a
+    // margin for its drafting method (`draft`: the draft model, or nullptr for prompt lookup).
+    static double min_tokens_per_verification(const SpeculativeConfig& config, const Model& target,
+                                              const Model* draft);
     // False while the request's drafting is paused for giving too little; judges its last verifications.
     bool drafting_pays(RequestState& state, int num_output_tokens);
     void report_prompt_logprobs(RequestState& state, RequestOutput& output);

@@ -23,7 +23,8 @@ constexpr int kMaxPauseTokens = 1024;
 
 }  // namespace
 
-double default_min_tokens_per_verification(const SpeculativeConfig& config, const Model& target, const Model* draft) {
+double Engine::min_tokens_per_verification(const SpeculativeConfig& config, const Model& target,
+                                           const Model* draft) {
     if (config.min_tokens_per_verification > 0.0) return config.min_tokens_per_verification;
     if (draft == nullptr) return kVerifyingStepCost;
     const double cost_ratio = static_cast<double>(draft->stored_weight_bytes()) /

@@ -132,7 +132,9 @@ std::vector<int32_t> Engine::verify_drafts(RequestState& state, const scheduler:
     counters_.num_draft_tokens += scheduled.num_draft_tokens;
     // The draft model wrote its KV at the last known token's position and the drafts' but the last: the accepted
     // ones hold (spec/draft_model.h).
-    state.draft_kv_end = scheduled.start + std::min(static_cast<int>(tokens.size()), scheduled.num_draft_tokens);
+    if (draft_) {
+        state.draft_kv_end = scheduled.start + std::min(static_cast<int>(tokens.size()), scheduled.num_draft_tokens);
+    }
     ++state.num_verifications;
     state.num_verified_tokens += static_cast<int>(tokens.size());
     return tokens;

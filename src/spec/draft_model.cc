@@ -14,7 +14,6 @@ Result<std::unique_ptr<DraftModel>> DraftModel::create(Model& model, int64_t voc
                                             "family, or a lower-bit quantization of the same model)",
                                             model.hparams().vocab_size, vocab_size));
     }
-    TERN_RETURN_IF_ERROR(KvCache::check_type(model.hparams(), type));
     TERN_ASSIGN_OR_RETURN(std::unique_ptr<KvCache> cache,
                           KvCache::create_paged(model.hparams(), num_blocks, block_size, type));
     return std::unique_ptr<DraftModel>(new DraftModel(model, std::move(cache)));
