@@ -100,6 +100,7 @@ Status Engine::add_request(EngineRequest request) {
     state.num_prompt_logprobs = request.num_prompt_logprobs;
     state.timings.arrival = request.arrival == Clock::time_point{} ? Clock::now() : request.arrival;
     state.timings.num_prompt_tokens = num_prompt_tokens;
+    start_drafting_state(state);
     requests_.insert_or_assign(request.id, std::move(state));
     counters_.num_prompt_tokens += num_prompt_tokens;
     return Status::ok();

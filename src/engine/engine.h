@@ -196,6 +196,8 @@ private:
     // margin for its drafting method (`draft`: the draft model, or nullptr for prompt lookup).
     static double min_tokens_per_verification(const SpeculativeConfig& config, const Model& target,
                                               const Model* draft);
+    // A new request's drafting pause: with a draft model, the last judged request's.
+    void start_drafting_state(RequestState& state) const;
     // False while the request's drafting is paused for giving too little; judges its last verifications.
     bool drafting_pays(RequestState& state, int num_output_tokens);
     void report_prompt_logprobs(RequestState& state, RequestOutput& output);
@@ -212,6 +214,7 @@ private:
     std::unique_ptr<spec::DraftModel> draft_;  // with DraftMethod::kDraftModel
     // A request whose verifying steps give fewer tokens than this on average pauses its drafts (drafting_pays()).
     double min_tokens_per_verification_ = 0.0;
+    int last_draft_model_pause_ = 0;  // the last judgement's pause (0: its drafts paid), with a draft model
     std::unordered_map<RequestId, RequestState> requests_;
     std::vector<RequestOutput> pending_outputs_;  // aborts, reported by the next step()
     TokenBatch batch_;

@@ -27,6 +27,16 @@ protected:
         return request;
     }
 
+    // A draft model as large as the target (so that its drafts never pay), of another seed; nullptr on failure.
+    static std::unique_ptr<Model> same_size_draft() {
+        const std::string path = std::string(TERN_TEST_TMP) + "/lifecycle-draft-tiny-q8_0-4.gguf";
+        if (!write_synth_model(*find_preset("tiny"), SynthOptions{DType::kQ8_0, 4}, path, pool_.get()).is_ok()) {
+            return nullptr;
+        }
+        auto draft = Model::load(path);
+        return draft.is_ok() ? std::move(draft.value()) : nullptr;
+    }
+
     // Steps until nothing is left; returns every output in order.
     static std::vector<RequestOutput> drain(Engine& engine) {
         std::vector<RequestOutput> all;
@@ -99,10 +109,8 @@ TEST_F(EngineLifecycle, SpeculativeStepsReportEveryTokenWithItsLogprobs) {
 // they give) pauses for 32, 64, 128, ... output tokens after each judgement of 4 verifying steps: over 480 tokens it
 // verifies at most 5 x 4 times (a fixed 32-token pause would give about 50), and the text is the plain one.
 TEST_F(EngineLifecycle, DraftsThatDoNotPayPauseForLongerEachTime) {
-    const std::string path = std::string(TERN_TEST_TMP) + "/lifecycle-draft-tiny-q8_0-4.gguf";
-    ASSERT_TRUE(write_synth_model(*find_preset("tiny"), SynthOptions{DType::kQ8_0, 4}, path, pool_.get()).is_ok());
-    auto draft = Model::load(path);
-    ASSERT_TRUE(draft.is_ok()) << draft.status().message();
+    const std::unique_ptr<Model> draft = same_size_draft();
+    ASSERT_NE(draft, nullptr);
     const EngineRequest request = greedy(1, 24, 480);  // the context is 512
     auto plain_engine = make_engine();
     const Status added = plain_engine->add_request(request);
@@ -112,7 +120,7 @@ TEST_F(EngineLifecycle, DraftsThatDoNotPayPauseForLongerEachTime) {
     EngineConfig config;
     config.kv_cache_bytes = 32 << 20;
     config.speculative = {.num_speculative_tokens = 4, .method = DraftMethod::kDraftModel};
-    auto engine = Engine::create(*model_, *pool_, config, draft.value().get());
+    auto engine = Engine::create(*model_, *pool_, config, draft.get());
     ASSERT_TRUE(engine.is_ok()) << engine.status().message();
     ASSERT_TRUE(engine.value()->add_request(request).is_ok());
     const auto drafted = drain(*engine.value());
@@ -121,6 +129,31 @@ TEST_F(EngineLifecycle, DraftsThatDoNotPayPauseForLongerEachTime) {
     const EngineStats stats = engine.value()->stats();
     EXPECT_GE(stats.num_drafts, 4);
     EXPECT_LE(stats.num_drafts, 20);
+}
+
+// A draft model that does not pay for one request does not pay for the next: a new request starts paused as long as
+// the last judged one was. Six 80-token requests one after another verify at most 16 times (about 48 if each judged
+// its drafts anew: 4 verifying steps, a 32-token pause, 4 more, a 64-token pause).
+TEST_F(EngineLifecycle, ANewRequestStartsWithTheLastDraftPause) {
+    const std::unique_ptr<Model> draft = same_size_draft();
+    ASSERT_NE(draft, nullptr);
+    EngineConfig config;
+    config.kv_cache_bytes = 32 << 20;
+    config.speculative = {.num_speculative_tokens = 4, .method = DraftMethod::kDraftModel};
+    auto engine = Engine::create(*model_, *pool_, config, draft.get());
+    ASSERT_TRUE(engine.is_ok()) << engine.status().message();
+    auto plain_engine = make_engine();
+    for (RequestId id = 1; id <= 6; ++id) {
+        ASSERT_TRUE(plain_engine->add_request(greedy(id, 24, 80)).is_ok());
+        const auto plain = drain(*plain_engine);
+        ASSERT_TRUE(engine.value()->add_request(greedy(id, 24, 80)).is_ok());
+        const auto drafted = drain(*engine.value());
+        ASSERT_EQ(drafted.size(), plain.size());
+        for (size_t idx = 0; idx < plain.size(); ++idx) EXPECT_EQ(drafted[idx].token, plain[idx].token) << idx;
+    }
+    const EngineStats stats = engine.value()->stats();
+    EXPECT_GE(stats.num_drafts, 4);
+    EXPECT_LE(stats.num_drafts, 16);
 }
 
 TEST_F(EngineLifecycle, StopTokenEndsTheRequestAndIsItsLastToken) {
