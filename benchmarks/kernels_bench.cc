@@ -233,7 +233,7 @@ void register_all() {
             }
         }
         const std::pair<int64_t, int64_t> shapes[] = {{2048, 2048}, {5632, 2048}, {2048, 5632}, {32000, 2048}};
-        for (DType type : {DType::kQ4_0, DType::kQ8_0, DType::kQ6_K}) {
+        for (DType type : {DType::kQ4_0, DType::kQ8_0, DType::kQ6_K, DType::kQ4_K}) {
             if (isa == Isa::kRef) break;  // the scalar reference would take minutes per 512-token product
             for (auto [rows, length] : shapes) {
                 for (int64_t tokens : {1, 4, 16, 64, 512}) {

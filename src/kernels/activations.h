@@ -66,4 +66,11 @@ void quantize_activation_rows(const KernelTable& table, int64_t token_begin, int
 // thread into storage of its own, which grows to the largest input and is reused.
 const std::vector<int32_t>& q6_k_sub_block_biases(const Activations& activations);
 
+// The block sums of each token's 256-value spans as 16-bit pairs, four 32-bit words per span,
+//   pairs[(token * spans + span) * 4 + i] = (s[l] & 0xFFFF) | s[l + 2] << 16,   l = 4 * (i / 2) + i % 2
+// with s the span's 8 block sums: (s0, s2), (s1, s3), (s4, s6), (s5, s7), the order in which the K-quant kernels
+// hold their 6-bit mins, so that vpdpwssd adds sum over j of m_j * s_j exactly (|s| <= 32 * 127 fits 16 bits).
+// Length a multiple of 256. Per calling thread, kept until the next input, like q6_k_sub_block_biases.
+const std::vector<int32_t>& k_quant_block_sum_pairs(const Activations& activations);
+
 }  // namespace tern::kernels

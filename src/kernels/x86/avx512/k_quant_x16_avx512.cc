@@ -4,8 +4,11 @@
 // Each 32-value sub-block j of a row meets one 32-value activation block, so, as in the Q4_0x16 kernels, one
 // integer sum per (row, token, block) from 8 vpdpbusd. The activations' d_a is shared by the 256 values of a
 // super-block (kernels/activations.h), so per super-block
-//   acc[t][r] = sum over j of (d[r] * sc[r][j]) * dot - (dmin[r] * m[r][j]) * sum(q_a),   y[t][r] += d_a * acc
-// two multiply-adds per 8 vpdpbusd and one per super-block. The 6-bit scales and mins stay packed as ggml has them (12 bytes a row);
+//   acc[t][r] = sum over j of (d[r] * sc[r][j]) * dot  -  dmin[r] * (sum over j of m[r][j] * sum(q_a of block j))
+//   y[t][r] += d_a * acc
+// one multiply-add per 8 vpdpbusd; the mins' sum is an exact integer, four vpdpwssd per super-block over 16-bit
+// pairs (k_quant_block_sum_pairs). A multiply-add per sub-block for the mins as well was 8-12% slower at 16 and
+// 512 tokens (kernels_bench shape/avx512/q4_K, one core, 2026-12-07). The 6-bit scales and mins stay packed as ggml has them (12 bytes a row);
 // lane r of the three word vectors holds row r's words, so the 32-bit shuffles of the row-major kernel unpack all
 // 16 rows at once, once per group and super-block for every token of a tile.
 #include <immintrin.h>
@@ -23,10 +26,12 @@ namespace {
 constexpr int kMaxTile = 6;
 static_assert(kActivationScaleSpan == 256, "one activation scale per K-quant super-block");
 
-// d * sc_j and dmin * m_j of one super-block of a group (lane r: row r).
+// d * sc_j of one super-block of a group, its mins m_j as 16-bit pairs (m0, m2), (m1, m3), (m4, m6), (m5, m7)
+// (k_quant_block_sum_pairs' order), and dmin; lane r: row r.
 struct SubBlockScales {
     __m512 scales[8];
-    __m512 mins[8];
+    __m512i min_pairs[4];
+    __m512 dmin;
 };
 
 inline __m512 byte_as_float(__m512i words, int byte) {
@@ -35,7 +40,7 @@ inline __m512 byte_as_float(__m512i words, int byte) {
 
 inline void unpack_scales(const uint8_t* super_block, SubBlockScales* out) {
     const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(super_block)));
-    const __m512 dmin = _mm512_cvtph_ps(
+    out->dmin = _mm512_cvtph_ps(
         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(super_block + kQ4_Kx16MinScalesOffset)));
     const uint8_t* words = super_block + kQ4_Kx16ScaleWordsOffset;
     const __m512i w0 = _mm512_loadu_si512(words), w1 = _mm512_loadu_si512(words + 64);
@@ -51,14 +56,34 @@ inline void unpack_scales(const uint8_t* super_block, SubBlockScales* out) {
     for (int byte = 0; byte < 4; ++byte) {
         out->scales[byte] = _mm512_mul_ps(byte_as_float(scales_low, byte), d);
         out->scales[byte + 4] = _mm512_mul_ps(byte_as_float(scales_high, byte), d);
-        out->mins[byte] = _mm512_mul_ps(byte_as_float(mins_low, byte), dmin);
-        out->mins[byte + 4] = _mm512_mul_ps(byte_as_float(mins_high, byte), dmin);
     }
+    const __m512i even_bytes = _mm512_set1_epi32(0x00FF00FF);
+    out->min_pairs[0] = _mm512_and_si512(mins_low, even_bytes);
+    out->min_pairs[1] = _mm512_and_si512(_mm512_srli_epi32(mins_low, 8), even_bytes);
+    out->min_pairs[2] = _mm512_and_si512(mins_high, even_bytes);
+    out->min_pairs[3] = _mm512_and_si512(_mm512_srli_epi32(mins_high, 8), even_bytes);
+}
+
+// sum over the super-block's sub-blocks j of m_j * sum(q_a of block j), exact: four vpdpwssd over the pairs.
+inline __m512i min_sum(const SubBlockScales& scales, const int32_t* block_sum_pairs) {
+    __m512i total = _mm512_setzero_si512();
+    for (int i = 0; i < 4; ++i) {
+        total = _mm512_dpwssd_epi32(total, scales.min_pairs[i], _mm512_set1_epi32(block_sum_pairs[i]));
+    }
+    return total;
+}
+
+// The super-block's contribution to a token's total: (sums - dmin * min_sum) * d_a.
+inline __m512 add_super_block(const SubBlockScales& scales, __m512 sums, const int32_t* block_sum_pairs,
+                              float activation_scale, __m512 total) {
+    const __m512 corrected = _mm512_fnmadd_ps(scales.dmin, _mm512_cvtepi32_ps(min_sum(scales, block_sum_pairs)), sums);
+    return _mm512_fmadd_ps(corrected, _mm512_set1_ps(activation_scale), total);
 }
 
 struct TileArgs {
     const PackedWeights* weights;
     const Activations* activations;
+    const int32_t* block_sum_pairs;  // k_quant_block_sum_pairs
     float* y;
     int64_t y_stride;
 };
@@ -105,14 +130,10 @@ inline void add_sub_block(const TileArgs& args, const uint8_t* const* super_bloc
         }
     }
     for (int t = 0; t < kTokens; ++t) {
-        const int64_t block_idx = (first_token + t) * activations.num_blocks() + act_block;
-        const __m512 activation_sum =
-            _mm512_set1_ps(static_cast<float>(activations.block_sum[static_cast<size_t>(block_idx)]));
         for (int g = 0; g < kGroups; ++g) {
             __m512i dot = dots[0][g][t];
             if constexpr (kChains == 2) dot = _mm512_add_epi32(dot, dots[1][g][t]);
             sums[g][t] = _mm512_fmadd_ps(scales[g].scales[sub_block], _mm512_cvtepi32_ps(dot), sums[g][t]);
-            sums[g][t] = _mm512_fnmadd_ps(scales[g].mins[sub_block], activation_sum, sums[g][t]);
         }
     }
 }
@@ -146,10 +167,14 @@ struct KQuantTiles {
                                       sums);
             }
             const Activations& activations = *args.activations;
+            const int64_t num_spans = activations.length / 256;
             for (int t = 0; t < kTokens; ++t) {
-                const __m512 activation_scale = _mm512_set1_ps(activations.scale[static_cast<size_t>(
-                    (first_token + t) * activations.num_blocks() + super_idx * kBlocksPerScaleSpan)]);
-                for (int g = 0; g < kGroups; ++g) totals[g][t] = _mm512_fmadd_ps(sums[g][t], activation_scale, totals[g][t]);
+                const float activation_scale = activations.scale[static_cast<size_t>(
+                    (first_token + t) * activations.num_blocks() + super_idx * kBlocksPerScaleSpan)];
+                const int32_t* pairs = args.block_sum_pairs + 4 * ((first_token + t) * num_spans + super_idx);
+                for (int g = 0; g < kGroups; ++g) {
+                    totals[g][t] = add_super_block(scales[g], sums[g][t], pairs, activation_scale, totals[g][t]);
+                }
             }
         }
         store_tile(*args.weights, args.y, args.y_stride, group_idx, first_token, totals);
@@ -168,15 +193,15 @@ struct StreamArgs {
     const PackedWeights* weights;
     const Activations* activations;
     const int8_t* q8;  // interleaved_q8
+    const int32_t* block_sum_pairs;  // k_quant_block_sum_pairs
     float* y;
     int64_t y_stride;
 };
 
-// Adds sub-block `sub_block` of one super-block, scaled by d * sc and less dmin * m * sum(q_a), to the tokens'
-// super-block sums (which start at the super-block's first sub-block).
+// Adds sub-block `sub_block` of one super-block, scaled by d * sc, to the tokens' super-block sums (which start at
+// the super-block's first sub-block).
 template <typename Format, int kTokens>
-inline void add_stream_sub_block(const uint8_t* quants, const int8_t* q, const int32_t* block_sums,
-                                 int64_t block_sum_stride, __m512 scale, __m512 min, bool first,
+inline void add_stream_sub_block(const uint8_t* quants, const int8_t* q, __m512 scale, bool first,
                                  float (&sums)[kTokens][16]) {
     __m512i dots[kTokens];
     for (__m512i& dot : dots) dot = _mm512_setzero_si512();
@@ -190,10 +215,8 @@ inline void add_stream_sub_block(const uint8_t* quants, const int8_t* q, const i
     }
 #pragma GCC unroll 16
     for (int t = 0; t < kTokens; ++t) {
-        const __m512 activation_sum = _mm512_cvtepi32_ps(_mm512_set1_epi32(block_sums[t * block_sum_stride]));
-        __m512 sum = first ? _mm512_setzero_ps() : _mm512_load_ps(sums[t]);
-        sum = _mm512_fmadd_ps(scale, _mm512_cvtepi32_ps(dots[t]), sum);
-        _mm512_store_ps(sums[t], _mm512_fnmadd_ps(min, activation_sum, sum));
+        const __m512 sum = first ? _mm512_setzero_ps() : _mm512_load_ps(sums[t]);
+        _mm512_store_ps(sums[t], _mm512_fmadd_ps(scale, _mm512_cvtepi32_ps(dots[t]), sum));
     }
 }
 
@@ -202,7 +225,7 @@ void stream_group(const StreamArgs& args, int64_t group_idx) {
     alignas(64) float totals[kTokens][16];
     alignas(64) float sums[kTokens][16];
     const Activations& activations = *args.activations;
-    const int64_t num_blocks = activations.num_blocks();
+    const int64_t num_blocks = activations.num_blocks(), num_spans = activations.length / 256;
     const uint8_t* const group = args.weights->group(group_idx);
     const int8_t* q = args.q8;
     for (int64_t super_idx = 0; super_idx < activations.length / 256; ++super_idx) {
@@ -212,16 +235,15 @@ void stream_group(const StreamArgs& args, int64_t group_idx) {
         for (int sub_block = 0; sub_block < 8; ++sub_block, q += 32 * kTokens) {
             const uint8_t* quants = super_block + kQ4_Kx16QuantsOffset + sub_block * Format::kSubBlockBytes;
             prefetch_lines(quants + kStreamPrefetchBytes, Format::kSubBlockBytes);  // the hardware prefetcher lags
-            const int32_t* block_sums = activations.block_sum.data() + super_idx * 8 + sub_block;
-            add_stream_sub_block<Format, kTokens>(quants, q, block_sums, num_blocks, scales.scales[sub_block],
-                                                  scales.mins[sub_block], sub_block == 0, sums);
+            add_stream_sub_block<Format, kTokens>(quants, q, scales.scales[sub_block], sub_block == 0, sums);
         }
 #pragma GCC unroll 16
         for (int t = 0; t < kTokens; ++t) {
-            const __m512 activation_scale =
-                _mm512_set1_ps(activations.scale[static_cast<size_t>(t * num_blocks + super_idx * kBlocksPerScaleSpan)]);
+            const float activation_scale =
+                activations.scale[static_cast<size_t>(t * num_blocks + super_idx * kBlocksPerScaleSpan)];
             const __m512 total = super_idx == 0 ? _mm512_setzero_ps() : _mm512_load_ps(totals[t]);
-            _mm512_store_ps(totals[t], _mm512_fmadd_ps(_mm512_load_ps(sums[t]), activation_scale, total));
+            const int32_t* pairs = args.block_sum_pairs + 4 * (t * num_spans + super_idx);
+            _mm512_store_ps(totals[t], add_super_block(scales, _mm512_load_ps(sums[t]), pairs, activation_scale, total));
         }
     }
     for (int t = 0; t < kTokens; ++t) {
@@ -242,13 +264,14 @@ void matmul_k_quant(const PackedWeights& weights, const Activations& activations
     const int64_t num_tokens = activations.num_tokens;
     if (num_tokens > kMaxTile && num_tokens <= kMaxStreamTokens) {
         static constexpr auto kStream = stream_table<Format>(std::make_integer_sequence<int, kMaxStreamTokens>{});
-        const StreamArgs args{&weights, &activations, interleaved_q8(activations).data(), y, y_stride};
+        const StreamArgs args{&weights, &activations, interleaved_q8(activations).data(),
+                              k_quant_block_sum_pairs(activations).data(), y, y_stride};
         const StreamFn stream = kStream[static_cast<size_t>(num_tokens)];
         for (int64_t group_idx = group_begin; group_idx < group_end; ++group_idx) stream(args, group_idx);
         return;
     }
-    TiledMatmul<KQuantTiles<Format>, kMaxTile>::run(TileArgs{&weights, &activations, y, y_stride}, weights, num_tokens,
-                                                    group_begin, group_end);
+    const TileArgs args{&weights, &activations, k_quant_block_sum_pairs(activations).data(), y, y_stride};
+    TiledMatmul<KQuantTiles<Format>, kMaxTile>::run(args, weights, num_tokens, group_begin, group_end);
 }
 
 }  // namespace
