@@ -37,7 +37,7 @@ Status run_bench_engine(BenchEngineOptions options) {
     TERN_ASSIGN_OR_RETURN(std::unique_ptr<engine::Engine> engine,
                           engine::Engine::create(*model, pool, config, draft_model.get()));
     log_info("{}", engine->capacity().describe());
-    TERN_RETURN_IF_ERROR(apply_step_budget(options.engine, *engine));
+    TERN_RETURN_IF_ERROR(apply_step_budget(options.engine, *engine).status());
     trace::FileTrace trace(options.trace_path);
     TERN_RETURN_IF_ERROR(trace.start());
     TERN_ASSIGN_OR_RETURN(engine::EngineBenchResult result,

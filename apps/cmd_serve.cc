@@ -57,12 +57,13 @@ void log_request(const std::string& endpoint, const server::Outcome& outcome) {
     std::fprintf(stderr, "%s\n", line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
 }
 
-// Runs a few tokens through the engine before serving, so the first user does not pay for first-touch allocations.
+// Runs a few tokens through the engine before serving, so the first user does not pay for first-touch allocations:
+// a prefill and one decode step (each decode step of an 8B model is a quarter second of start-up on two cores).
 Status warm_up(engine::Engine& engine) {
     engine::EngineRequest request;
     request.id = -1;
     request.prompt = std::vector<int32_t>(8, 1);
-    request.max_tokens = 4;
+    request.max_tokens = 2;
     request.sampling.temperature = 0.0f;
     TERN_RETURN_IF_ERROR(engine.add_request(request));
     while (engine.has_unfinished_requests()) TERN_RETURN_IF_ERROR(engine.step().status());
@@ -180,8 +181,8 @@ Status load_serving_state(const ServeOptions& options, const engine::EngineConfi
     TERN_ASSIGN_OR_RETURN(state.draft_model, load_draft_model(options.engine, config));
     TERN_ASSIGN_OR_RETURN(std::unique_ptr<engine::Engine> engine,
                           engine::Engine::create(*state.model, *state.pool, config, state.draft_model.get()));
-    TERN_RETURN_IF_ERROR(warm_up(*engine));
-    TERN_RETURN_IF_ERROR(apply_step_budget(options.engine, *engine));
+    TERN_ASSIGN_OR_RETURN(const bool probed, apply_step_budget(options.engine, *engine));
+    if (!probed) TERN_RETURN_IF_ERROR(warm_up(*engine));  // the step-budget probes warm it up otherwise
     TERN_ASSIGN_OR_RETURN(state.metrics,
                           server::ServerMetrics::create(state.model->stored_weight_bytes(), engine->capacity().kv_bytes));
     server::ServerMetrics* metrics = state.metrics.get();

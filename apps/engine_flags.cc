@@ -121,20 +121,20 @@ Result<std::unique_ptr<Model>> load_draft_model(const EngineFlags& flags, const 
     return loaded;
 }
 
-Status apply_step_budget(const EngineFlags& flags, engine::Engine& engine) {
+Result<bool> apply_step_budget(const EngineFlags& flags, engine::Engine& engine) {
     const std::optional<engine::StepBudgetOptions> options = step_budget_options(flags);
-    if (!options) return Status::ok();
+    if (!options) return false;
     // A probe that cannot run (a queue or pool configured smaller than a probe) keeps the configured budget.
     const Result<engine::StepBudget> measured = engine::measure_step_budget(engine, *options);
     if (!measured.is_ok()) {
         log_warn("could not size the step budget ({}): keeping max batched tokens {}", measured.status().message(),
                  engine.config().max_batched_tokens);
-        return Status::ok();
+        return false;
     }
     const engine::StepBudget& budget = measured.value();
     TERN_RETURN_IF_ERROR(engine.set_step_limits(budget.max_batched_tokens, budget.max_running));
     log_info("{}", engine::describe(budget, *options));
-    return Status::ok();
+    return true;
 }
 
 }  // namespace tern::apps

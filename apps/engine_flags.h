@@ -37,8 +37,8 @@ Result<engine::EngineConfig> engine_config_from_flags(const EngineFlags& flags);
 // The draft model the flags name (--draft-model), loaded for `config`'s context; nullptr when none.
 Result<std::unique_ptr<Model>> load_draft_model(const EngineFlags& flags, const engine::EngineConfig& config);
 
-// Sizes the step budget of `engine` when the flags ask for auto (after the engine is created and warmed up) and logs
-// what it chose.
-Status apply_step_budget(const EngineFlags& flags, engine::Engine& engine);
+// Sizes the step budget of `engine` when the flags ask for auto and logs what it chose. True when its prefill probes
+// ran, which warmed the engine up as a first request would (a caller then needs no warm-up of its own).
+Result<bool> apply_step_budget(const EngineFlags& flags, engine::Engine& engine);
 
 }  // namespace tern::apps

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Time to first token after start, and resident memory, of one server process (tern serve or llama-server).
 
-  startup_bench.py [--cold] --port P -- COMMAND...
+  startup_bench.py [--cold] [--ready-path PATH] --port P -- COMMAND...
 
-Starts COMMAND (which must listen on 127.0.0.1:P), polls GET /health until it answers 200, sends one
+Starts COMMAND (which must listen on 127.0.0.1:P), polls GET PATH (default /health, llama-server's readiness; tern
+serve's is /ready, its /health being liveness) until it answers 200, sends one
 non-streaming POST /v1/completions of 1 token, and prints one JSON line: seconds from the start to ready and to
 the answer, and the process's VmRSS / VmHWM (MiB) once it has answered. --cold drops the page cache first (needs
 root; says so and exits 2 where the machine refuses). The process is stopped before exiting.
@@ -54,6 +55,7 @@ def main():
     parser.add_argument("--cold", action="store_true")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--log", default=os.devnull)
+    parser.add_argument("--ready-path", default="/health")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -64,7 +66,7 @@ def main():
         start = time.monotonic()
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
         try:
-            while not answered(base + "/health", timeout=2.0):
+            while not answered(base + args.ready_path, timeout=2.0):
                 if process.poll() is not None:
                     sys.exit(f"{command[0]} exited with {process.returncode} before it was ready (log: {args.log})")
                 time.sleep(0.02)

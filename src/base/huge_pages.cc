@@ -16,7 +16,7 @@ size_t round_up(size_t value, size_t multiple) { return (value + multiple - 1) /
 
 }  // namespace
 
-std::shared_ptr<uint8_t> allocate_large(size_t bytes) {
+std::shared_ptr<uint8_t> allocate_large(size_t bytes, FirstTouch first_touch) {
     if (bytes < kHugePage) {
         void* memory = std::aligned_alloc(64, round_up(bytes == 0 ? 1 : bytes, 64));
         if (memory == nullptr) return nullptr;
@@ -30,10 +30,11 @@ std::shared_ptr<uint8_t> allocate_large(size_t bytes) {
     const uintptr_t start = round_up(base, kHugePage);
     if (start > base) ::munmap(address, start - base);
     if (base + mapped > start + size) ::munmap(reinterpret_cast<void*>(start + size), base + mapped - start - size);
-    // Advice only: without THP the memory works the same on 4 KiB pages. Every page is touched now: a first touch
-    // later may wait for the kernel to compact memory into a huge page, a stall in the middle of serving.
+    // Advice only: without THP the memory works the same on 4 KiB pages. With FirstTouch::kNow every page is touched
+    // here: a first touch later may wait for the kernel to compact memory into a huge page, a stall in the middle of
+    // serving.
     ::madvise(reinterpret_cast<void*>(start), size, MADV_HUGEPAGE);
-    std::memset(reinterpret_cast<void*>(start), 0, size);
+    if (first_touch == FirstTouch::kNow) std::memset(reinterpret_cast<void*>(start), 0, size);
     return std::shared_ptr<uint8_t>(reinterpret_cast<uint8_t*>(start),
                                     [size](uint8_t* pointer) { ::munmap(pointer, size); });
 }
@@ -41,11 +42,11 @@ std::shared_ptr<uint8_t> allocate_large(size_t bytes) {
 std::shared_ptr<uint8_t> HugePageArena::allocate(size_t bytes) {
     constexpr size_t kLargestBuffer = size_t{64} << 20;
     bytes = round_up(bytes == 0 ? 1 : bytes, 64);
-    if (bytes >= kLargestBuffer / 2) return allocate_large(bytes);  // large enough for huge pages of its own
+    if (bytes >= kLargestBuffer / 2) return allocate_large(bytes, first_touch_);  // large enough for huge pages of its own
     if (used_ + bytes > capacity_) {
         const size_t next = std::min(kLargestBuffer, std::max(kHugePage, 2 * capacity_));
         const size_t size = std::max(next, round_up(bytes, kHugePage));
-        buffer_ = allocate_large(size);
+        buffer_ = allocate_large(size, first_touch_);
         if (buffer_ == nullptr) {
             capacity_ = used_ = 0;
             return nullptr;

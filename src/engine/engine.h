@@ -139,7 +139,7 @@ private:
         bool prompt_logprobs_reported = false;
         std::optional<Pooling> pooling;      // an embedding request
         std::optional<grammar::GrammarMatcher> grammar;  // the request's progress through its grammar
-        grammar::TokenMask allowed;                      // the grammar's mask for the next token
+        grammar::TokenMask allowed = grammar::TokenMask();  // the grammar's mask for the next token
         std::vector<int32_t> stop_tokens;
         std::vector<double> embedding_sum;   // of the hidden states it got (mean) or the last one (last)
         int64_t num_embedded_tokens = 0;

@@ -1,11 +1,13 @@
 #include "kernels/packed_weights.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <utility>
 
 #include "base/check.h"
 #include "base/huge_pages.h"
+#include "base/thread_pool.h"
 #include "quant/blocks.h"
 
 namespace tern::kernels {
@@ -13,30 +15,41 @@ namespace {
 
 // Not zeroed: packing writes every byte of each full group; only a partial last group is cleared.
 std::shared_ptr<uint8_t> aligned_buffer(int64_t num_bytes) {
-    std::shared_ptr<uint8_t> memory = allocate_large(static_cast<size_t>(num_bytes));
+    std::shared_ptr<uint8_t> memory = allocate_large(static_cast<size_t>(num_bytes), FirstTouch::kByCaller);
     TERN_CHECK(memory != nullptr) << "cannot allocate " << num_bytes << " bytes for packed weights";
     return memory;
 }
 
+// The packing works on 32-bit words: 4 bytes of one row are 4 consecutive bytes of a lane in every layout, and
+// a byte at a time packed an 8 GB model at about 1 GB/s, most of a 10 s load (perf, 2026-12-07).
+uint32_t load_word(const void* source) {
+    uint32_t word;
+    std::memcpy(&word, source, 4);
+    return word;
+}
+
+void store_word(uint8_t* destination, uint32_t word) { std::memcpy(destination, &word, 4); }
+
+// Bytes 4c..4c+3 of a 16-byte nibble run `qs` (low nibble: value 4c + i, high: 16 + 4c + i) shifted down by
+// `shift` (0 or 4) from two such runs: the Q4_0x16 nibble byte of values taken from the low or high nibbles.
+uint32_t nibble_word(const uint8_t* low_run, const uint8_t* high_run, int chunk, int shift) {
+    const uint32_t low = (load_word(low_run + 4 * chunk) >> shift) & 0x0F0F0F0Fu;
+    const uint32_t high = (load_word(high_run + 4 * chunk) >> shift) & 0x0F0F0F0Fu;
+    return low | high << 4;
+}
+
+// ggml's Q4_0 byte qs[e] holds w[e] (low nibble) and w[16 + e] (high): already the Q4_0x16 byte of chunk e / 4.
 void pack_q4_0_block(const BlockQ4_0& block, int64_t lane, uint8_t* group_block) {
     std::memcpy(group_block + lane * 2, &block.d, 2);
     uint8_t* quants = group_block + 32;
-    for (int chunk = 0; chunk < 4; ++chunk) {
-        for (int byte = 0; byte < 4; ++byte) {
-            const int element = 4 * chunk + byte;  // 0..15: low nibble of qs[element] is w[element]
-            const uint8_t low = block.qs[element] & 0x0F;
-            const uint8_t high = block.qs[element] >> 4;  // w[16 + element]
-            quants[chunk * 64 + lane * 4 + byte] = static_cast<uint8_t>(low | high << 4);
-        }
-    }
+    for (int chunk = 0; chunk < 4; ++chunk) store_word(quants + chunk * 64 + lane * 4, load_word(block.qs + 4 * chunk));
 }
 
 void pack_q8_0_block(const BlockQ8_0& block, int64_t lane, uint8_t* group_block) {
     std::memcpy(group_block + lane * 2, &block.d, 2);
     uint8_t* quants = group_block + 32;
-    for (int element = 0; element < 32; ++element) {
-        const int chunk = element / 4;
-        quants[chunk * 64 + lane * 4 + element % 4] = static_cast<uint8_t>(block.qs[element] + 128);
+    for (int chunk = 0; chunk < 8; ++chunk) {  // + 128 on each byte is a flip of its top bit
+        store_word(quants + chunk * 64 + lane * 4, load_word(block.qs + 4 * chunk) ^ 0x80808080u);
     }
 }
 
@@ -58,48 +71,31 @@ void pack_q5_0_block(const BlockQ5_0& block, int64_t lane, uint8_t* group_block)
     pack_q8_0_block(widened, lane, group_block);
 }
 
-// Puts the 4-bit `value` of element `element` (0..31) of lane `lane` into a 32-value block of the Q4_0x16 nibble
-// layout (chunk c: low nibble element 4c + i, high nibble 16 + 4c + i); the byte's other nibble is kept.
-void put_nibble(uint8_t* nibbles, int64_t lane, int element, int value) {
-    uint8_t& byte = nibbles[((element % 16) / 4) * 64 + lane * 4 + element % 4];
-    byte = static_cast<uint8_t>(element < 16 ? (byte & 0xF0) | value : (byte & 0x0F) | value << 4);
-}
-
-// The 6-bit stored value (0..63) of element `element` of a ggml Q6_K block (quant/blocks.h).
-int q6_k_value(const BlockQ6_K& block, int element) {
-    const int half = element / 128, within = element % 128, quarter = within / 32, lane = within % 32;
-    const uint8_t low_byte = block.ql[64 * half + lane + 32 * (quarter & 1)];
-    const int low = quarter < 2 ? (low_byte & 0x0F) : (low_byte >> 4);
-    const int high = (block.qh[32 * half + lane] >> (2 * quarter)) & 3;
-    return low | high << 4;
-}
-
-// Whole bytes, not nibble by nibble (put_nibble): one byte of the nibble layout holds lane `lane`'s elements 4c + i
-// and 16 + 4c + i, both known here. Packing a 3.2 GB mixture nibble by nibble took most of its 27.5 s load.
+// ggml's Q6_K keeps 32-value block b (half b / 4, quarter b % 4) as nibbles of ql[64 half + 32 (quarter & 1) ..]
+// (low nibbles for quarters 0-1, high for 2-3) and bits 2 quarter.. of qh[32 half ..] (quant/blocks.h).
 void pack_q6_k_block(const BlockQ6_K& block, int64_t lane, uint8_t* group_block) {
     std::memcpy(group_block + lane * 2, &block.d, 2);
     for (int sub_block = 0; sub_block < 16; ++sub_block) {
         group_block[kQ6_Kx16ScalesOffset + sub_block * 16 + lane] = static_cast<uint8_t>(block.scales[sub_block]);
     }
     for (int block32 = 0; block32 < 8; ++block32) {
+        const int half = block32 / 4, quarter = block32 % 4;
+        const uint8_t* low_bits = block.ql + 64 * half + 32 * (quarter & 1);
+        const uint8_t* high_bits = block.qh + 32 * half;
         uint8_t* nibbles = group_block + kQ6_Kx16QuantsOffset + block32 * kQ6_Kx16BytesPer32;
         uint8_t* top_bits = nibbles + 256;
-        int values[32];
-        for (int element = 0; element < 32; ++element) values[element] = q6_k_value(block, 32 * block32 + element);
+        const int shift = quarter < 2 ? 0 : 4;
         for (int chunk = 0; chunk < 4; ++chunk) {
-            for (int byte = 0; byte < 4; ++byte) {
-                const int low = values[4 * chunk + byte] & 0x0F, high = values[16 + 4 * chunk + byte] & 0x0F;
-                nibbles[chunk * 64 + lane * 4 + byte] = static_cast<uint8_t>(low | high << 4);
-            }
+            store_word(nibbles + chunk * 64 + lane * 4, nibble_word(low_bits, low_bits + 16, chunk, shift));
         }
-        for (int half = 0; half < 2; ++half) {  // bits 2c..2c+1 of top byte (half, byte): element 16 half + 4c + byte
-            for (int byte = 0; byte < 4; ++byte) {
-                int top = 0;
-                for (int chunk = 0; chunk < 4; ++chunk) {
-                    top |= (values[16 * half + 4 * chunk + byte] >> 4) << (2 * chunk);
-                }
-                top_bits[half * 64 + lane * 4 + byte] = static_cast<uint8_t>(top);
+        // Top-bit byte (h, i) of a lane holds, at bits 2c..2c+1, the top two bits of value 16h + 4c + i.
+        for (int top_half = 0; top_half < 2; ++top_half) {
+            uint32_t top = 0;
+            for (int chunk = 0; chunk < 4; ++chunk) {
+                const uint32_t bits = (load_word(high_bits + 16 * top_half + 4 * chunk) >> (2 * quarter)) & 0x03030303u;
+                top |= bits << (2 * chunk);
             }
+            store_word(top_bits + top_half * 64 + lane * 4, top);
         }
     }
 }
@@ -114,42 +110,36 @@ void pack_k_header(const Block& block, int64_t lane, uint8_t* group_block) {
     }
 }
 
-// The low 4 bits of element `element` of a Q4_K / Q5_K block's qs (quant/blocks.h).
-int k_quant_low_bits(const uint8_t* qs, int element) {
-    const int run = element / 64, within = element % 64;
-    const uint8_t stored = qs[32 * run + within % 32];
-    return within < 32 ? (stored & 0x0F) : (stored >> 4);
-}
-
-// Sub-block j's 32 values are the low (j even) or high (j odd) nibbles of qs[32 (j / 2) ..]: written a whole byte
-// (two values) at a time, as pack_q6_k_block.
-void pack_q4_k_block(const BlockQ4_K& block, int64_t lane, uint8_t* group_block) {
-    pack_k_header(block, lane, group_block);
+// Sub-block j's 32 values are the low (j even) or high (j odd) nibbles of qs[32 (j / 2) ..] (quant/blocks.h), as
+// in Q5_K, whose bytes for them sit `sub_block_bytes` apart in the packed block.
+void pack_k_nibbles(const uint8_t* qs, int64_t lane, uint8_t* quants, int64_t sub_block_bytes) {
     for (int sub_block = 0; sub_block < 8; ++sub_block) {
-        const uint8_t* qs = block.qs + 32 * (sub_block / 2);
-        const int shift = 4 * (sub_block % 2);
-        uint8_t* nibbles = group_block + kQ4_Kx16QuantsOffset + sub_block * kQ4_Kx16BytesPerSubBlock;
+        const uint8_t* run = qs + 32 * (sub_block / 2);
+        uint8_t* nibbles = quants + sub_block * sub_block_bytes;
         for (int chunk = 0; chunk < 4; ++chunk) {
-            for (int byte = 0; byte < 4; ++byte) {
-                const int low = (qs[4 * chunk + byte] >> shift) & 0x0F;
-                const int high = (qs[16 + 4 * chunk + byte] >> shift) & 0x0F;
-                nibbles[chunk * 64 + lane * 4 + byte] = static_cast<uint8_t>(low | high << 4);
-            }
+            store_word(nibbles + chunk * 64 + lane * 4, nibble_word(run, run + 16, chunk, 4 * (sub_block % 2)));
         }
     }
 }
 
+void pack_q4_k_block(const BlockQ4_K& block, int64_t lane, uint8_t* group_block) {
+    pack_k_header(block, lane, group_block);
+    pack_k_nibbles(block.qs, lane, group_block + kQ4_Kx16QuantsOffset, kQ4_Kx16BytesPerSubBlock);
+}
+
+// The fifth bit of value i of sub-block j is bit j of qh[i]; the packed byte i of a lane has, at bit k, the fifth
+// bit of the value in nibble chunk k (value 4k + i for k < 4, 16 + 4 (k - 4) + i after).
 void pack_q5_k_block(const BlockQ5_K& block, int64_t lane, uint8_t* group_block) {
     pack_k_header(block, lane, group_block);
-    for (int element = 0; element < 256; ++element) {
-        uint8_t* sub_block = group_block + kQ4_Kx16QuantsOffset + (element / 32) * kQ5_Kx16BytesPerSubBlock;
-        const int in_sub = element % 32;
-        put_nibble(sub_block, lane, in_sub, k_quant_low_bits(block.qs, element));
-        const int run = element / 64, within = element % 64;
-        const int fifth = (block.qh[within % 32] >> (2 * run + within / 32)) & 1;
-        const int nibble_chunk = (in_sub % 16) / 4 + 4 * (in_sub / 16);  // chunk k: bit k of the fifth-bit byte
-        uint8_t& bits = sub_block[256 + lane * 4 + in_sub % 4];
-        bits = static_cast<uint8_t>((bits & ~(1 << nibble_chunk)) | fifth << nibble_chunk);
+    uint8_t* quants = group_block + kQ4_Kx16QuantsOffset;
+    pack_k_nibbles(block.qs, lane, quants, kQ5_Kx16BytesPerSubBlock);
+    for (int sub_block = 0; sub_block < 8; ++sub_block) {
+        uint32_t fifth = 0;
+        for (int k = 0; k < 8; ++k) {
+            const int first_value = k < 4 ? 4 * k : 16 + 4 * (k - 4);
+            fifth |= ((load_word(block.qh + first_value) >> sub_block) & 0x01010101u) << k;
+        }
+        store_word(quants + sub_block * kQ5_Kx16BytesPerSubBlock + 256 + lane * 4, fifth);
     }
 }
 
@@ -169,7 +159,7 @@ std::pair<int64_t, int64_t> group_block_shape(WeightLayout layout) {
 // The layout's `values_per_block` columns of one row go into each `block_bytes` group-block.
 template <typename Block, typename PackFn>
 PackedWeights pack_interleaved(const MatrixView& view, WeightLayout layout, PackFn pack_block,
-                               std::shared_ptr<uint8_t> destination) {
+                               std::shared_ptr<uint8_t> destination, ThreadPool* pool) {
     const auto [values_per_block, block_bytes] = group_block_shape(layout);
     PackedWeights packed;
     packed.view = view;
@@ -182,12 +172,20 @@ PackedWeights pack_interleaved(const MatrixView& view, WeightLayout layout, Pack
         std::memset(packed.data.get() + (packed.num_groups - 1) * packed.group_bytes, 0,
                     static_cast<size_t>(packed.group_bytes));
     }
-    for (int64_t row_idx = 0; row_idx < view.num_rows; ++row_idx) {
-        const Block* blocks = reinterpret_cast<const Block*>(view.row(row_idx));
-        uint8_t* group = packed.data.get() + (row_idx / kPackRows) * packed.group_bytes;
-        for (int64_t block_idx = 0; block_idx < num_blocks; ++block_idx) {
-            pack_block(blocks[block_idx], row_idx % kPackRows, group + block_idx * block_bytes);
+    const auto pack_groups = [&](int64_t group_begin, int64_t group_end, int) {
+        const int64_t row_end = std::min(view.num_rows, group_end * kPackRows);
+        for (int64_t row_idx = group_begin * kPackRows; row_idx < row_end; ++row_idx) {
+            const Block* blocks = reinterpret_cast<const Block*>(view.row(row_idx));
+            uint8_t* group = packed.data.get() + (row_idx / kPackRows) * packed.group_bytes;
+            for (int64_t block_idx = 0; block_idx < num_blocks; ++block_idx) {
+                pack_block(blocks[block_idx], row_idx % kPackRows, group + block_idx * block_bytes);
+            }
         }
+    };
+    if (pool != nullptr) {
+        pool->parallel_for(packed.num_groups, pack_groups);
+    } else {
+        pack_groups(0, packed.num_groups, 0);
     }
     return packed;
 }
@@ -226,25 +224,26 @@ int64_t packed_bytes(const MatrixView& view, bool enable) {
     return (bytes + 63) / 64 * 64;
 }
 
-PackedWeights pack_weights(const MatrixView& view, bool enable, std::shared_ptr<uint8_t> destination) {
+PackedWeights pack_weights(const MatrixView& view, bool enable, std::shared_ptr<uint8_t> destination,
+                           ThreadPool* pool) {
     const WeightLayout layout = enable ? packed_layout_for(view.type) : WeightLayout::kRowMajor;
     if (layout == WeightLayout::kQ4_0x16) {
-        return pack_interleaved<BlockQ4_0>(view, layout, pack_q4_0_block, std::move(destination));
+        return pack_interleaved<BlockQ4_0>(view, layout, pack_q4_0_block, std::move(destination), pool);
     }
     if (layout == WeightLayout::kQ8_0x16 && view.type == DType::kQ5_0) {
-        return pack_interleaved<BlockQ5_0>(view, layout, pack_q5_0_block, std::move(destination));
+        return pack_interleaved<BlockQ5_0>(view, layout, pack_q5_0_block, std::move(destination), pool);
     }
     if (layout == WeightLayout::kQ8_0x16) {
-        return pack_interleaved<BlockQ8_0>(view, layout, pack_q8_0_block, std::move(destination));
+        return pack_interleaved<BlockQ8_0>(view, layout, pack_q8_0_block, std::move(destination), pool);
     }
     if (layout == WeightLayout::kQ4_Kx16) {
-        return pack_interleaved<BlockQ4_K>(view, layout, pack_q4_k_block, std::move(destination));
+        return pack_interleaved<BlockQ4_K>(view, layout, pack_q4_k_block, std::move(destination), pool);
     }
     if (layout == WeightLayout::kQ5_Kx16) {
-        return pack_interleaved<BlockQ5_K>(view, layout, pack_q5_k_block, std::move(destination));
+        return pack_interleaved<BlockQ5_K>(view, layout, pack_q5_k_block, std::move(destination), pool);
     }
     if (layout == WeightLayout::kQ6_Kx16) {
-        return pack_interleaved<BlockQ6_K>(view, layout, pack_q6_k_block, std::move(destination));
+        return pack_interleaved<BlockQ6_K>(view, layout, pack_q6_k_block, std::move(destination), pool);
     }
     PackedWeights packed;
     packed.view = view;

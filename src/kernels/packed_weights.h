@@ -32,6 +32,10 @@
 
 #include "tensor/matrix_view.h"
 
+namespace tern {
+class ThreadPool;
+}
+
 namespace tern::kernels {
 
 enum class WeightLayout { kRowMajor, kQ4_0x16, kQ8_0x16, kQ6_Kx16, kQ4_Kx16, kQ5_Kx16 };
@@ -74,8 +78,9 @@ int64_t packed_bytes(const MatrixView& view, bool enable = true);
 
 // Repacks Q4_0, Q8_0, Q5_0 (as Q8_0x16), Q4_K, Q5_K and Q6_K matrices; any other type (or `enable` false) keeps the
 // row-major view. Into `destination` when given (packed_bytes(view) bytes, 64-byte aligned: the weight loader's
-// HugePageArena puts matrices under 2 MiB on huge pages), else into an allocation of its own.
+// HugePageArena puts matrices under 2 MiB on huge pages), else into an allocation of its own. With a pool, its
+// threads pack row groups side by side (the bytes are the same).
 PackedWeights pack_weights(const MatrixView& view, bool enable = true,
-                           std::shared_ptr<uint8_t> destination = nullptr);
+                           std::shared_ptr<uint8_t> destination = nullptr, ThreadPool* pool = nullptr);
 
 }  // namespace tern::kernels

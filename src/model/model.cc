@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <thread>
 
 #include "base/fp16.h"
 
@@ -49,8 +50,14 @@ Result<std::unique_ptr<Model>> Model::load(const std::string& path, const ModelO
     std::unique_ptr<Model> model(new Model());
     TERN_ASSIGN_OR_RETURN(model->file_, GgufFile::open(path));
     TERN_ASSIGN_OR_RETURN(model->hparams_, hparams_from_gguf(*model->file_));
-    TERN_ASSIGN_OR_RETURN(model->weights_,
-                          bind_weights(*model->file_, &model->hparams_, options.repack, options.context_length));
+    {
+        const int load_threads = options.load_threads > 0
+                                     ? options.load_threads
+                                     : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+        ThreadPool pool(load_threads);
+        TERN_ASSIGN_OR_RETURN(model->weights_, bind_weights(*model->file_, &model->hparams_, options.repack,
+                                                            options.context_length, &pool));
+    }
     TERN_RETURN_IF_ERROR(copy_out_of_mapping(*model->file_, &model->weights_));
     model->kv_groups_ = kv_groups_for(model->hparams_);
     model->single_group_ = single_kv_group(model->hparams_);

@@ -13,7 +13,8 @@ namespace {
 
 class Binder {
 public:
-    Binder(const GgufFile& file, const HParams& hparams, bool repack) : file_(file), hparams_(hparams), repack_(repack) {}
+    Binder(const GgufFile& file, const HParams& hparams, bool repack, ThreadPool* pool)
+        : file_(file), hparams_(hparams), repack_(repack), pool_(pool) {}
 
     Status matrix(const std::string& name, int64_t row_length, int64_t num_rows, PackedWeights* out) {
         MatrixView view;
@@ -32,7 +33,7 @@ public:
     PackedWeights pack(const MatrixView& view) {
         const int64_t bytes = kernels::packed_bytes(view, repack_);
         PackedWeights packed =
-            kernels::pack_weights(view, repack_, bytes > 0 ? arena_.allocate(static_cast<size_t>(bytes)) : nullptr);
+            kernels::pack_weights(view, repack_, bytes > 0 ? arena_.allocate(static_cast<size_t>(bytes)) : nullptr, pool_);
         if (bytes > 0) file_.release_pages(view.data, view.num_rows * view.row_stride);
         return packed;
     }
@@ -123,7 +124,8 @@ private:
     const GgufFile& file_;
     const HParams& hparams_;
     bool repack_;
-    HugePageArena arena_;
+    HugePageArena arena_{FirstTouch::kByCaller};  // each piece is written whole as it is packed
+    ThreadPool* pool_;
 };
 
 // Phi-3: q, k and v stacked in attn_qkv, the gate and up halves of the feed-forward stacked in ffn_up (gate first, as
@@ -184,7 +186,7 @@ Status bind_layer(Binder& binder, const HParams& hp, int64_t layer_idx, LayerWei
 // A copy of `view`'s bytes in `storage`; `view` then reads the copy, and the file's pages are dropped.
 Status copy_matrix(const GgufFile& file, MatrixView* view, std::shared_ptr<uint8_t>* storage) {
     const auto bytes = static_cast<size_t>(view->num_rows * view->row_stride);
-    *storage = allocate_large(bytes);
+    *storage = allocate_large(bytes, FirstTouch::kByCaller);  // the copy follows at once
     if (*storage == nullptr) {
         return Status(StatusCode::kResourceExhausted, fmt::format("cannot allocate {} bytes for the weights", bytes));
     }
@@ -258,20 +260,21 @@ Status copy_out_of_mapping(const GgufFile& file, ModelWeights* weights) {
     return Status::ok();
 }
 
-Result<ModelWeights> bind_weights(const GgufFile& file, HParams* hparams, bool repack, int64_t context_length) {
+Result<ModelWeights> bind_weights(const GgufFile& file, HParams* hparams, bool repack, int64_t context_length,
+                                  ThreadPool* pool) {
     const GgufTensorInfo* embedding = file.find_tensor("token_embd.weight");
     if (embedding == nullptr || embedding->dims.size() != 2) {
         return invalid_argument(file.path() + ": missing 2-D tensor 'token_embd.weight'");
     }
     hparams->vocab_size = embedding->dims[1];
-    Binder binder(file, *hparams, repack);
+    Binder binder(file, *hparams, repack, pool);
     ModelWeights weights;
     TERN_RETURN_IF_ERROR(binder.matrix_view("token_embd.weight", hparams->embedding_dim, hparams->vocab_size,
                                             &weights.token_embedding));
     TERN_RETURN_IF_ERROR(binder.vector("output_norm.weight", hparams->embedding_dim, &weights.output_norm));
     weights.output_tied = file.find_tensor("output.weight") == nullptr;
     if (weights.output_tied) {
-        weights.output = kernels::pack_weights(weights.token_embedding, repack);
+        weights.output = kernels::pack_weights(weights.token_embedding, repack, nullptr, pool);
     } else {
         TERN_RETURN_IF_ERROR(
             binder.matrix("output.weight", hparams->embedding_dim, hparams->vocab_size, &weights.output));

@@ -46,8 +46,9 @@ struct ModelWeights {
 // Fills `hparams->vocab_size` from the embedding matrix. With `repack`, Q4_0, Q8_0, Q4_K, Q5_K and Q6_K matrices
 // are copied into the interleaved layouts of kernels/packed_weights.h (same bytes per weight, faster to stream).
 // `context_length` (0: the model's trained context) is the longest sequence the caller runs: LongRoPE models choose
-// their factors by it.
-Result<ModelWeights> bind_weights(const GgufFile& file, HParams* hparams, bool repack, int64_t context_length = 0);
+// their factors by it. `pool` (optional) repacks each matrix's row groups on several threads.
+Result<ModelWeights> bind_weights(const GgufFile& file, HParams* hparams, bool repack, int64_t context_length = 0,
+                                  ThreadPool* pool = nullptr);
 
 // Copies the token embedding and every matrix left row-major into memory of the weights' own (huge pages), and
 // forgets the file bytes behind repacked matrices (their views keep shape and type, with null data). Afterwards

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "base/thread_pool.h"
 #include "kernels/kernels.h"
 #include "quant/dequantize.h"
 #include "quant/quantize.h"
@@ -342,6 +343,21 @@ TEST(PackedWeights, Q4_KAndQ5_KLayouts) {
         for (int word = 0; word < 3; ++word) {
             EXPECT_EQ(std::memcmp(block + kQ4_Kx16ScaleWordsOffset + word * 64 + 3 * 4, row + 4 + 4 * word, 4), 0);
         }
+    }
+}
+
+// A pool packs row groups side by side: the same bytes as one thread, for every packed type, with a last group
+// that is only partly rows (its padding lanes zero either way).
+TEST(PackedWeights, PoolPacksTheSameBytes) {
+    ThreadPool pool(3);
+    for (DType type : {DType::kQ4_0, DType::kQ8_0, DType::kQ5_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
+        SCOPED_TRACE(dtype_name(type));
+        const TestMatrix matrix = make_matrix(type, {83, 512, 1}, 8);
+        const PackedWeights alone = pack_weights(matrix.view);
+        const PackedWeights pooled = pack_weights(matrix.view, true, nullptr, &pool);
+        ASSERT_EQ(alone.group_bytes, pooled.group_bytes);
+        ASSERT_EQ(alone.num_groups, pooled.num_groups);
+        EXPECT_EQ(std::memcmp(alone.data.get(), pooled.data.get(), static_cast<size_t>(alone.num_groups * alone.group_bytes)), 0);
     }
 }
 
