@@ -57,13 +57,13 @@ const std::vector<int32_t>& k_quant_block_sum_pairs(const Activations& activatio
     thread_local uint64_t pairs_generation = 0;
     if (pairs_generation == activations.generation) return pairs;
     pairs_generation = activations.generation;
-    const int64_t num_spans = activations.num_tokens * (activations.length / kActivationScaleSpan);
+    // Spans are whole, so a token's spans and blocks follow one another.
+    TERN_CHECK(activations.length % kActivationScaleSpan == 0)
+        << "K-quant rows are whole 256-value super-blocks, got a length of " << activations.length;
+    const int64_t num_spans = activations.num_tokens * activations.num_scale_spans();
     if (static_cast<int64_t>(pairs.size()) < 4 * num_spans) pairs.resize(static_cast<size_t>(4 * num_spans));
-    const int64_t blocks_per_row = activations.num_blocks();
     for (int64_t span = 0; span < num_spans; ++span) {
-        const int64_t token = span / (activations.length / kActivationScaleSpan);
-        const int64_t first_block = token * blocks_per_row + (span % (activations.length / kActivationScaleSpan)) * 8;
-        const int32_t* sums = activations.block_sum.data() + first_block;
+        const int32_t* sums = activations.block_sum.data() + span * kBlocksPerScaleSpan;
         for (int word = 0; word < 4; ++word) {
             const int low = (word / 2) * 4 + word % 2;  // blocks 0, 1, 4, 5 with 2, 3, 6, 7 above them
             const uint32_t packed = (static_cast<uint32_t>(sums[low]) & 0xFFFFu) |

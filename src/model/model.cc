@@ -51,10 +51,9 @@ Result<std::unique_ptr<Model>> Model::load(const std::string& path, const ModelO
     TERN_ASSIGN_OR_RETURN(model->file_, GgufFile::open(path));
     TERN_ASSIGN_OR_RETURN(model->hparams_, hparams_from_gguf(*model->file_));
     {
-        const int load_threads = options.load_threads > 0
-                                     ? options.load_threads
-                                     : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-        ThreadPool pool(load_threads);
+        // Every hardware thread repacks: packing is a pass over every weight byte, and one thread took 7 of the 10 s
+        // before an 8 GB model's first token (docs/perf/big-model.md).
+        ThreadPool pool(std::max(1, static_cast<int>(std::thread::hardware_concurrency())));
         TERN_ASSIGN_OR_RETURN(model->weights_, bind_weights(*model->file_, &model->hparams_, options.repack,
                                                             options.context_length, &pool));
     }

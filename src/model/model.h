@@ -71,9 +71,6 @@ struct ModelOptions {
     // The longest sequence the caller will run (0: the model's trained context). LongRoPE models (Phi-3 128k) take
     // their long RoPE factors when it exceeds their original context, as llama.cpp does by its context size.
     int64_t context_length = 0;
-    // Threads that repack the weights while loading (0: one per hardware thread). Packing is a pass over every
-    // weight byte: one thread took 7 of the 10 s before an 8 GB model's first token (docs/perf/big-model.md).
-    int load_threads = 0;
 };
 
 class Model {

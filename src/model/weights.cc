@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <utility>
 
 #include "base/huge_pages.h"
 #include "quant/dequantize.h"
@@ -32,8 +33,8 @@ public:
     // has copied them.
     PackedWeights pack(const MatrixView& view) {
         const int64_t bytes = kernels::packed_bytes(view, repack_);
-        PackedWeights packed =
-            kernels::pack_weights(view, repack_, bytes > 0 ? arena_.allocate(static_cast<size_t>(bytes)) : nullptr, pool_);
+        std::shared_ptr<uint8_t> destination = bytes > 0 ? arena_.allocate(static_cast<size_t>(bytes)) : nullptr;
+        PackedWeights packed = kernels::pack_weights(view, repack_, std::move(destination), pool_);
         if (bytes > 0) file_.release_pages(view.data, view.num_rows * view.row_stride);
         return packed;
     }

@@ -357,7 +357,8 @@ TEST(PackedWeights, PoolPacksTheSameBytes) {
         const PackedWeights pooled = pack_weights(matrix.view, true, nullptr, &pool);
         ASSERT_EQ(alone.group_bytes, pooled.group_bytes);
         ASSERT_EQ(alone.num_groups, pooled.num_groups);
-        EXPECT_EQ(std::memcmp(alone.data.get(), pooled.data.get(), static_cast<size_t>(alone.num_groups * alone.group_bytes)), 0);
+        const auto bytes = static_cast<size_t>(alone.num_groups * alone.group_bytes);
+        EXPECT_EQ(std::memcmp(alone.data.get(), pooled.data.get(), bytes), 0);
     }
 }
 

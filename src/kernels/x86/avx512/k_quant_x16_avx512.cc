@@ -8,9 +8,9 @@
 //   y[t][r] += d_a * acc
 // one multiply-add per 8 vpdpbusd; the mins' sum is an exact integer, four vpdpwssd per super-block over 16-bit
 // pairs (k_quant_block_sum_pairs). A multiply-add per sub-block for the mins as well was 8-12% slower at 16 and
-// 512 tokens (kernels_bench shape/avx512/q4_K, one core, 2026-12-07). The 6-bit scales and mins stay packed as ggml has them (12 bytes a row);
-// lane r of the three word vectors holds row r's words, so the 32-bit shuffles of the row-major kernel unpack all
-// 16 rows at once, once per group and super-block for every token of a tile.
+// 512 tokens (kernels_bench shape/avx512/q4_K, one core, 2026-12-07). The 6-bit scales and mins stay packed as ggml
+// has them (12 bytes a row); lane r of the three word vectors holds row r's words, so the 32-bit shuffles of the
+// row-major kernel unpack all 16 rows at once, once per group and super-block for every token of a tile.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -167,7 +167,7 @@ struct KQuantTiles {
                                       sums);
             }
             const Activations& activations = *args.activations;
-            const int64_t num_spans = activations.length / 256;
+            const int64_t num_spans = activations.num_scale_spans();
             for (int t = 0; t < kTokens; ++t) {
                 const float activation_scale = activations.scale[static_cast<size_t>(
                     (first_token + t) * activations.num_blocks() + super_idx * kBlocksPerScaleSpan)];
@@ -225,10 +225,10 @@ void stream_group(const StreamArgs& args, int64_t group_idx) {
     alignas(64) float totals[kTokens][16];
     alignas(64) float sums[kTokens][16];
     const Activations& activations = *args.activations;
-    const int64_t num_blocks = activations.num_blocks(), num_spans = activations.length / 256;
+    const int64_t num_blocks = activations.num_blocks(), num_spans = activations.num_scale_spans();
     const uint8_t* const group = args.weights->group(group_idx);
     const int8_t* q = args.q8;
-    for (int64_t super_idx = 0; super_idx < activations.length / 256; ++super_idx) {
+    for (int64_t super_idx = 0; super_idx < num_spans; ++super_idx) {
         const uint8_t* super_block = group + super_idx * Format::kBlockBytes;
         alignas(64) SubBlockScales scales;
         unpack_scales(super_block, &scales);
