@@ -18,6 +18,7 @@ struct SynthCommandOptions {
     int64_t num_layers = 0;  // 0: the preset's
     int64_t vocab_size = 0;  // 0: the preset's
     int64_t num_experts = 0;  // 0: the preset's
+    float successor_gain = 0.0f;
 };
 
 std::string preset_names() {
@@ -33,7 +34,8 @@ Status run_synth(const SynthCommandOptions& options) {
     const std::optional<DType> type = dtype_from_name(options.type);
     if (!type) return invalid_argument(fmt::format("unknown weight type '{}'; use f32, f16, bf16, q8_0, q4_0, q4_K or q6_K", options.type));
     ThreadPool pool(options.num_threads);
-    TERN_RETURN_IF_ERROR(write_synth_model(*preset, SynthOptions{*type, options.seed}, options.output_path, &pool));
+    TERN_RETURN_IF_ERROR(write_synth_model(*preset, SynthOptions{*type, options.seed, options.successor_gain},
+                                           options.output_path, &pool));
     std::cerr << fmt::format("wrote {} ({}, {} weights, seed {})\n", options.output_path, preset->description,
                              dtype_name(*type), options.seed);
     return Status::ok();
@@ -53,6 +55,9 @@ void register_synth(CLI::App& app) {
         ->check(CLI::Range(512, 1 << 20));
     command->add_option("--experts", options->num_experts, "Experts of a mixture-of-experts preset (default: the "
                         "preset's)")->check(CLI::Range(1, 4096));
+    command->add_option("--successor-gain", options->successor_gain, "Make each token mostly predict one successor "
+                        "(token embeddings times this gain; 0: plain random weights). Its quantized copies then agree "
+                        "with it often: draft models for speculative decoding")->check(CLI::Range(0.0f, 1000.0f));
     add_threads_option(command, &options->num_threads);
     set_action(command, [options] { return run_synth(*options); });
 }

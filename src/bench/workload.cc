@@ -28,7 +28,7 @@ constexpr std::array<std::string_view, 128> kWords = {
     "heart",  "child",  "friend", "market", "group", "war",    "body"};
 
 std::vector<int32_t> random_token_ids(int64_t count, int64_t vocab_size, std::mt19937_64& rng) {
-    std::uniform_int_distribution<int32_t> pick(static_cast<int32_t>(kFirstRandomTokenId),
+    std::uniform_int_distribution<int32_t> pick(static_cast<int32_t>(first_random_token_id(vocab_size)),
                                                 static_cast<int32_t>(vocab_size - 1));
     std::vector<int32_t> ids(static_cast<size_t>(count));
     for (int32_t& id : ids) id = pick(rng);
@@ -134,8 +134,9 @@ Result<Workload> Workload::create(const WorkloadOptions& options) {
     TERN_RETURN_IF_ERROR(validate(options.output, "--output-len"));
     if (options.prefix_len < 0) return invalid_argument("--prefix-len must be >= 0");
     const bool token_ids = options.prompt_kind == PromptKind::kTokenIds;
-    if (token_ids && options.vocab_size <= kFirstRandomTokenId + 1) {
-        return invalid_argument(fmt::format("--vocab-size must be > {} for token-id prompts", kFirstRandomTokenId + 1));
+    if (token_ids && options.vocab_size <= first_random_token_id(options.vocab_size) + 1) {
+        return invalid_argument(fmt::format("--vocab-size must be > {} for token-id prompts",
+                                            first_random_token_id(options.vocab_size) + 1));
     }
     if (!options.lengths_file.empty()) {
         TERN_ASSIGN_OR_RETURN(workload.lengths_, read_lengths_file(options.lengths_file));

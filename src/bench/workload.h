@@ -17,10 +17,16 @@ namespace tern::bench {
 
 enum class PromptKind {
     kText,      // words, about one token each
-    kTokenIds,  // random token ids in [kFirstRandomTokenId, vocab_size), exact lengths (/v1/completions only)
+    kTokenIds,  // random token ids in [first_random_token_id, vocab_size), exact lengths (/v1/completions only)
 };
 
 inline constexpr int64_t kFirstRandomTokenId = 1000;  // skips byte and special tokens at the start of vocabularies
+
+// Where random prompt ids start: past the byte and special tokens, or, in a vocabulary too small for that
+// (stories260K's 512 tokens are mostly bytes), past the three SentencePiece specials only.
+inline int64_t first_random_token_id(int64_t vocab_size) {
+    return vocab_size > kFirstRandomTokenId + 1 ? kFirstRandomTokenId : 3;
+}
 
 struct WorkloadOptions {
     std::string dataset_name = "random";  // "random" or "jsonl" ("custom" is accepted as vLLM's name for it)

@@ -114,7 +114,7 @@ Result<EngineBenchResult> run_engine_bench(Engine& engine, int64_t vocab_size, c
         const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
         if (late_pending && elapsed >= options.late_prompt_after_s) {
             std::vector<int32_t> prompt(static_cast<size_t>(options.late_prompt_len));
-            const int64_t first = vocab_size > 2 * bench::kFirstRandomTokenId ? bench::kFirstRandomTokenId : 0;
+            const int64_t first = bench::first_random_token_id(vocab_size);
             for (size_t idx = 0; idx < prompt.size(); ++idx) {
                 prompt[idx] = static_cast<int32_t>(first + static_cast<int64_t>(idx * 7919) % (vocab_size - first));
             }

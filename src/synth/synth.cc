@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <functional>
 #include <numbers>
 #include <vector>
 
@@ -40,12 +41,42 @@ void fill_normal(uint64_t seed, float stddev, float* out, int64_t count) {
     }
 }
 
+// predecessor[j]: the token before j in one random cycle through all `count` tokens (Fisher-Yates order).
+std::vector<int64_t> random_cycle_predecessors(int64_t count, uint64_t seed) {
+    std::vector<int64_t> order(static_cast<size_t>(count));
+    for (int64_t idx = 0; idx < count; ++idx) order[static_cast<size_t>(idx)] = idx;
+    uint64_t state = hash_name("successor cycle", seed);
+    for (int64_t idx = count - 1; idx > 0; --idx) {
+        state = splitmix64(state);
+        std::swap(order[static_cast<size_t>(idx)], order[static_cast<size_t>(state % static_cast<uint64_t>(idx + 1))]);
+    }
+    std::vector<int64_t> predecessor(static_cast<size_t>(count));
+    for (int64_t idx = 0; idx < count; ++idx) {
+        predecessor[static_cast<size_t>(order[static_cast<size_t>((idx + 1) % count)])] = order[static_cast<size_t>(idx)];
+    }
+    return predecessor;
+}
+
 class SynthBuilder {
 public:
     SynthBuilder(const SynthOptions& options, ThreadPool* pool) : options_(options), pool_(pool) {}
 
     void matrix(const std::string& name, int64_t row_length, int64_t num_rows, bool is_output = false) {
         rows(name, {row_length, num_rows}, num_rows, synth_tensor_type(options_.weight_type, row_length, is_output));
+    }
+
+    // The token embeddings and the output matrix of SynthOptions::successor_gain: output row j is embedding row
+    // predecessor[j] before the gain.
+    void successor_matrices(int64_t dim, int64_t vocab_size) {
+        const uint64_t embedding_seed = hash_name("token_embd.weight", options_.seed);
+        const std::vector<int64_t> predecessor = random_cycle_predecessors(vocab_size, options_.seed);
+        rows("token_embd.weight", {dim, vocab_size}, vocab_size, synth_tensor_type(options_.weight_type, dim, false),
+             [=](int64_t row_idx) { return splitmix64(embedding_seed + static_cast<uint64_t>(row_idx)); },
+             options_.successor_gain);
+        rows("output.weight", {dim, vocab_size}, vocab_size, synth_tensor_type(options_.weight_type, dim, true),
+             [=](int64_t row_idx) {
+                 return splitmix64(embedding_seed + static_cast<uint64_t>(predecessor[static_cast<size_t>(row_idx)]));
+             });
     }
 
     // `count` matrices of num_rows rows in one 3-D tensor: a mixture of experts' gate, up or down matrices.
@@ -56,15 +87,22 @@ public:
 
     // A tensor of num_rows random rows of dims[0] values each.
     void rows(const std::string& name, std::vector<int64_t> dims, int64_t num_rows, DType type) {
-        const int64_t row_length = dims[0];
         const uint64_t seed = hash_name(name, options_.seed);
+        rows(name, std::move(dims), num_rows, type,
+             [seed](int64_t row_idx) { return splitmix64(seed + static_cast<uint64_t>(row_idx)); });
+    }
+
+    // The same with each row's values drawn from row_seed(row) and multiplied by `scale`.
+    void rows(const std::string& name, std::vector<int64_t> dims, int64_t num_rows, DType type,
+              std::function<uint64_t(int64_t)> row_seed, float scale = 1.0f) {
+        const int64_t row_length = dims[0];
         ThreadPool* pool = pool_;
         writer_.add_tensor(name, type, dims, [=](uint8_t* dst) {
             const int64_t stride = row_bytes(type, row_length);
             pool->parallel_for(num_rows, [&](int64_t begin, int64_t end, int) {
                 std::vector<float> row(static_cast<size_t>(row_length));
                 for (int64_t row_idx = begin; row_idx < end; ++row_idx) {
-                    fill_normal(splitmix64(seed + static_cast<uint64_t>(row_idx)), 0.02f, row.data(), row_length);
+                    fill_normal(row_seed(row_idx), 0.02f * scale, row.data(), row_length);
                     quantize_row(type, row.data(), dst + row_idx * stride, row_length);
                 }
             });
@@ -230,12 +268,22 @@ Status write_synth_model(const ModelPreset& preset, const SynthOptions& options,
     // Phi-3's chat tokens end its vocabulary (llama.cpp's loader looks them up by text for this architecture).
     if (preset.architecture == "phi3") replace_last_tokens(&vocab, {"<|endoftext|>", "<|assistant|>", "<|system|>",
                                                                    "<|end|>", "<|user|>"});
+    if (options.successor_gain < 0.0f || (options.successor_gain > 0.0f && preset.tied_embeddings)) {
+        return invalid_argument(fmt::format("a successor gain needs a positive value and a preset with its own output "
+                                            "matrix; {} ties it to the embeddings", preset.name));
+    }
     SynthBuilder builder(options, pool);
     add_hparams(preset, options, &builder.writer());
     add_vocab_metadata(vocab, &builder.writer());
-    builder.matrix("token_embd.weight", preset.embedding_dim, preset.vocab_size, preset.tied_embeddings);
-    builder.vector("output_norm.weight", std::vector<float>(static_cast<size_t>(preset.embedding_dim), 1.0f));
-    if (!preset.tied_embeddings) builder.matrix("output.weight", preset.embedding_dim, preset.vocab_size, true);
+    const std::vector<float> output_norm(static_cast<size_t>(preset.embedding_dim), 1.0f);
+    if (options.successor_gain > 0.0f) {
+        builder.successor_matrices(preset.embedding_dim, preset.vocab_size);
+        builder.vector("output_norm.weight", output_norm);
+    } else {
+        builder.matrix("token_embd.weight", preset.embedding_dim, preset.vocab_size, preset.tied_embeddings);
+        builder.vector("output_norm.weight", output_norm);
+        if (!preset.tied_embeddings) builder.matrix("output.weight", preset.embedding_dim, preset.vocab_size, true);
+    }
     if (preset.llama3_rope_scaling) {
         builder.vector("rope_freqs.weight", llama3_rope_factors(preset.q_dim() / preset.num_heads,
                                                                 preset.rope_freq_base, 8.0f, 1.0f, 4.0f, 8192));

@@ -15,6 +15,13 @@ namespace tern {
 struct SynthOptions {
     DType weight_type = DType::kF32;  // matrices; norms and biases stay f32
     uint64_t seed = 42;
+    // > 0: a model whose next token mostly follows from the current one, as a trained model's often does. Token
+    // embeddings are scaled by this gain and the output matrix's row for token j is the unscaled embedding of the
+    // token before j in a fixed random cycle through the vocabulary, so the last hidden state points at the current
+    // token's successor while the random layers pull elsewhere. Unlike a plain random network, whose greedy tokens
+    // 4-bit rounding mostly changes, its lower-bit copies then agree with it often: a draft model to measure
+    // speculative decoding with (docs/perf/speculative.md). Needs a preset with its own output matrix.
+    float successor_gain = 0.0f;
 };
 
 // The type a tensor of `row_length` gets when `requested` is asked for: llama.cpp keeps the output matrix at

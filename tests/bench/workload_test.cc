@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 namespace tern::bench {
@@ -78,6 +79,25 @@ TEST(Workload, TokenIdPromptsAreExactAndInRange) {
         EXPECT_TRUE(std::equal(spec.prompt_token_ids.begin(), spec.prompt_token_ids.begin() + 8,
                                specs[0].prompt_token_ids.begin()));
     }
+}
+
+// stories260K's 512-token vocabulary is too small to skip the first 1000 ids: prompts skip its specials only.
+TEST(Workload, TokenIdPromptsOfASmallVocabularySkipItsSpecials) {
+    WorkloadOptions options;
+    options.num_prompts = 4;
+    options.input = LengthSpec::fixed(200);
+    options.prompt_kind = PromptKind::kTokenIds;
+    options.vocab_size = 512;
+    std::set<int32_t> seen;
+    const std::vector<RequestSpec> specs = build_workload(options).value();
+    for (const RequestSpec& spec : specs) {
+        seen.insert(spec.prompt_token_ids.begin(), spec.prompt_token_ids.end());
+    }
+    EXPECT_GE(*seen.begin(), 3);
+    EXPECT_LT(*seen.rbegin(), 512);
+    EXPECT_GT(seen.size(), 300u);
+    options.vocab_size = 4;
+    EXPECT_FALSE(build_workload(options).is_ok());
 }
 
 TEST(Workload, LengthsFileIsReplayedInOrder) {

@@ -68,6 +68,40 @@ TEST(SynthLongRope, InfoNamesItAndGenerateTakesAContext) {
     std::filesystem::remove(path);
 }
 
+// --successor-gain: each token mostly decides the next, so a prompt with other text before the same last words goes
+// on the same way, and a 4-bit copy decodes the same tokens (what makes it a draft model to measure speculative
+// decoding with); a plain random model's continuation depends on the whole prompt. A preset whose output matrix is
+// its embeddings is refused with the reason.
+TEST(SynthSuccessorGain, TheLastTokenDecidesAndAFourBitCopyAgrees) {
+    const std::string dir = testing::temp_dir();
+    const auto synth = [&](const std::string& name, const std::string& flags) {
+        const std::string path = dir + "/" + name + ".gguf";
+        const testing::CommandResult result = testing::run_tern("synth --preset tiny -o " + path + " " + flags);
+        EXPECT_EQ(result.exit_code, 0) << result.err;
+        return path;
+    };
+    const auto generate = [](const std::string& path, const std::string& prompt) {
+        const testing::CommandResult result =
+            testing::run_tern("generate --json --ignore-eos --temp 0 -n 24 -m " + path + " -p '" + prompt + "'");
+        EXPECT_EQ(result.exit_code, 0) << result.err;
+        return nlohmann::json::parse(result.out)["tokens"];
+    };
+    const std::string gained = synth("successor", "--type f32 --successor-gain 200");
+    const std::string gained_q4 = synth("successor-q4", "--type q4_0 --successor-gain 200");
+    const std::string plain = synth("plain", "--type f32");
+    const std::string prompt = "Hello world";
+    const std::string longer = "A quite different start. Hello world";
+    EXPECT_EQ(generate(gained, prompt), generate(gained, longer));
+    EXPECT_NE(generate(plain, prompt), generate(plain, longer));
+    EXPECT_EQ(generate(gained, longer), generate(gained_q4, longer));
+
+    const testing::CommandResult tied =
+        testing::run_tern("synth --preset tiny-qwen2 --successor-gain 8 -o " + dir + "/tied.gguf");
+    EXPECT_NE(tied.exit_code, 0);
+    EXPECT_NE(tied.err.find("own output matrix"), std::string::npos) << tied.err;
+    for (const char* name : {"successor", "successor-q4", "plain"}) std::filesystem::remove(dir + "/" + name + ".gguf");
+}
+
 std::string case_name(const ::testing::TestParamInfo<PresetCase>& info) {
     std::string name = std::string(info.param.preset) + "_" + info.param.type;
     for (char& c : name) {
