@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "base/fp16.h"
@@ -70,11 +71,43 @@ void convert_tensor(const BoundTensor& bound, DType dst_type, uint8_t* dst) {
     }
 }
 
+// The checkpoint's tensors under the names the plan uses. A multimodal checkpoint's language model sits under
+// "language_model." ("language_model.model.layers.0..." before transformers 4.52, "model.language_model.layers.0..."
+// since): the prefix is dropped; its vision tower and projector are left out, as llama.cpp's converter leaves them
+// for a separate mmproj file.
+struct TensorIndex {
+    std::map<std::string, const SafetensorsCheckpoint::Entry*, std::less<>> by_name;
+    int64_t num_vision = 0;
+};
+
+TensorIndex index_tensors(const HfConfig& config, const SafetensorsCheckpoint& checkpoint) {
+    TensorIndex index;
+    for (const auto& [name, entry] : checkpoint.entries()) {
+        std::string text_name = name;
+        if (config.multimodal) {
+            const bool vision = name.find("vision_tower.") != std::string::npos ||
+                                name.find("multi_modal_projector.") != std::string::npos;
+            if (vision) {
+                ++index.num_vision;
+                continue;
+            }
+            const std::string_view prefix = "language_model.";
+            if (const size_t at = text_name.find(prefix); at != std::string::npos) text_name.erase(at, prefix.size());
+        }
+        index.by_name.emplace(std::move(text_name), &entry);
+    }
+    return index;
+}
+
 Result<std::vector<BoundTensor>> bind_tensors(const HfConfig& config, const SafetensorsCheckpoint& checkpoint) {
+    const TensorIndex index = index_tensors(config, checkpoint);
+    if (index.num_vision > 0) {
+        log_info("{}: left out {} vision tensors (tern serves the text model)", checkpoint.source(), index.num_vision);
+    }
     std::vector<BoundTensor> bound;
     std::set<std::string, std::less<>> used;
     for (TensorPlan& plan : plan_tensors(config)) {
-        if (plan.optional && checkpoint.find(plan.hf_name) == nullptr) {
+        if (plan.optional && !index.by_name.contains(plan.hf_name)) {
             if (!config.tie_word_embeddings) {
                 log_warn("{}: no {}; the output shares token_embd", checkpoint.source(), plan.hf_name);
             }
@@ -83,11 +116,12 @@ Result<std::vector<BoundTensor>> bind_tensors(const HfConfig& config, const Safe
         BoundTensor tensor{plan, {}};
         for (int64_t part = 0; part < plan.num_parts(); ++part) {
             const std::string name = plan.part_name(part);
-            const SafetensorsCheckpoint::Entry* entry = checkpoint.find(name);
-            if (entry == nullptr) {
+            const auto found = index.by_name.find(name);
+            if (found == index.by_name.end()) {
                 return invalid_argument(fmt::format("{}: missing tensor '{}', which a {} model with these config.json "
                                                     "sizes needs", checkpoint.source(), name, config.hf_architecture));
             }
+            const SafetensorsCheckpoint::Entry* entry = found->second;
             if (entry->tensor->shape != plan.hf_shape) {
                 return invalid_argument(fmt::format("{}: tensor '{}' has shape {}, but config.json implies {}",
                                                     entry->file->path(), name, format_shape(entry->tensor->shape),
@@ -98,10 +132,10 @@ Result<std::vector<BoundTensor>> bind_tensors(const HfConfig& config, const Safe
         }
         bound.push_back(std::move(tensor));
     }
-    for (const auto& [name, entry] : checkpoint.entries()) {
+    for (const auto& [name, entry] : index.by_name) {
         if (used.count(name) != 0 || is_skipped_hf_tensor(name)) continue;
         return invalid_argument(fmt::format("{}: tensor '{}' has no place in a {} model; tern cannot convert it",
-                                            entry.file->path(), name, config.architecture));
+                                            entry->file->path(), name, config.architecture));
     }
     return bound;
 }

@@ -25,7 +25,35 @@ constexpr ArchitectureInfo kArchitectures[] = {
     {"MixtralForCausalLM", "llama", 4096 * 32},
     {"Gemma2ForCausalLM", "gemma2", 8192},
     {"Gemma3ForCausalLM", "gemma3", 131072},
+    {"Gemma3ForConditionalGeneration", "gemma3", 131072},  // its text model; the vision tower is left out
 };
+
+// Gemma3TextConfig's defaults, which the text_config of Gemma 3's multimodal checkpoints leaves out (4B lists only
+// the sizes, the window and rope_scaling); the sizes themselves are required, as llama.cpp's converter requires them.
+const std::pair<std::string_view, nlohmann::json> kGemma3TextDefaults[] = {
+    {"num_attention_heads", 8},   {"num_key_value_heads", 4},         {"head_dim", 256},
+    {"rms_norm_eps", 1e-6},       {"rope_theta", 1000000.0},          {"rope_local_base_freq", 10000.0},
+    {"vocab_size", 262208},       {"max_position_embeddings", 131072}, {"query_pre_attn_scalar", 256},
+    {"sliding_window", 4096},
+};
+
+// Gemma3ForConditionalGeneration: the top level's keys (token ids, tie_word_embeddings) under text_config's, with
+// Gemma3TextConfig's defaults beneath both, as transformers builds the text model's config.
+Result<nlohmann::json> gemma3_text_view(const nlohmann::json& json, const std::string& label) {
+    const auto text = json.find("text_config");
+    if (text == json.end() || !text->is_object()) {
+        return invalid_argument(fmt::format("{}: a Gemma3ForConditionalGeneration config needs a 'text_config' "
+                                            "object (the language model's sizes)", label));
+    }
+    nlohmann::json view = json;
+    view.erase("text_config");
+    view.erase("vision_config");
+    for (const auto& [key, value] : text->items()) view[key] = value;
+    for (const auto& [key, value] : kGemma3TextDefaults) {
+        if (!view.contains(key) || view[key].is_null()) view[std::string(key)] = value;
+    }
+    return view;
+}
 
 // Typed reads of config.json keys; an absent or null key keeps the caller's default.
 class ConfigReader {
@@ -104,8 +132,8 @@ Status read_architecture(const ConfigReader& reader, HfConfig* config) {
         return Status::ok();
     }
     return invalid_argument(fmt::format("{}: unknown architecture {}; tern converts the llama (with Mistral and "
-                                        "Mixtral), qwen2, qwen3, phi3, gemma2 and gemma3 (text, Gemma3ForCausalLM) "
-                                        "families",
+                                        "Mixtral), qwen2, qwen3, phi3, gemma2 and gemma3 (Gemma3ForCausalLM, and "
+                                        "Gemma3ForConditionalGeneration's text model) families",
                                         reader.label(), config->hf_architecture));
 }
 
@@ -249,11 +277,20 @@ Status read_experts(const ConfigReader& reader, HfConfig* config) {
     return Status::ok();
 }
 
-Result<HfConfig> config_from_json(const nlohmann::json& json, const std::string& label) {
-    if (!json.is_object()) return invalid_argument(fmt::format("{}: config must be a JSON object", label));
+Result<HfConfig> config_from_json(const nlohmann::json& top_level, const std::string& label) {
+    if (!top_level.is_object()) return invalid_argument(fmt::format("{}: config must be a JSON object", label));
+    const auto architectures = top_level.find("architectures");
+    const bool multimodal_gemma3 = architectures != top_level.end() && architectures->is_array() &&
+                                   !architectures->empty() && (*architectures)[0] == "Gemma3ForConditionalGeneration";
+    nlohmann::json text_view;
+    if (multimodal_gemma3) {
+        TERN_ASSIGN_OR_RETURN(text_view, gemma3_text_view(top_level, label));
+    }
+    const nlohmann::json& json = multimodal_gemma3 ? text_view : top_level;
     const ConfigReader reader(json, label);
     HfConfig config;
     TERN_RETURN_IF_ERROR(read_architecture(reader, &config));
+    config.multimodal = multimodal_gemma3;
     TERN_RETURN_IF_ERROR(read_sizes(reader, &config));
     TERN_RETURN_IF_ERROR(read_rope_scaling(reader, &config));
     TERN_RETURN_IF_ERROR(reader.positive_int("sliding_window", &config.sliding_window, false));

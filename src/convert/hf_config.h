@@ -50,6 +50,9 @@ struct HfConfig {
     float rope_local_base_freq = 0.0f;  // Gemma 3's sliding layers
     int64_t num_experts = 0;            // Mixtral: num_local_experts (0: a dense feed-forward)
     int64_t num_experts_used = 0;       // num_experts_per_tok
+    // Gemma3ForConditionalGeneration: the sizes come from text_config, the language model's tensors sit under
+    // "language_model." and the vision tower's are left out.
+    bool multimodal = false;
 
     bool is_gemma() const { return architecture == "gemma2" || architecture == "gemma3"; }
 

@@ -56,6 +56,10 @@ public:
         std::lock_guard lock(sessions_mutex_);
         return static_cast<int>(sessions_.size());
     }
+    int64_t num_connections_closed() const {
+        std::lock_guard lock(sessions_mutex_);
+        return num_closed_;
+    }
 
     // SessionHost
     const ServerOptions& options() const override { return options_; }
@@ -64,7 +68,7 @@ public:
     bool stopping() const override { return stopping_.load(); }
     void session_closed(Session* session) override {
         std::lock_guard lock(sessions_mutex_);
-        sessions_.erase(session);
+        if (sessions_.erase(session) != 0) ++num_closed_;
     }
 
 private:
@@ -78,6 +82,7 @@ private:
     std::atomic<bool> stopping_{false};
     // Before io_: sessions still held by its handlers deregister themselves when io_ destroys them.
     mutable std::mutex sessions_mutex_;
+    int64_t num_closed_ = 0;  // guarded by sessions_mutex_
     std::unordered_map<Session*, std::weak_ptr<Session>> sessions_;
 
     asio::io_context io_;
@@ -218,5 +223,6 @@ Status Server::bind() {
 void Server::serve() { impl_->serve(); }
 void Server::stop() { impl_->stop(); }
 int Server::num_connections() const { return impl_->num_connections(); }
+int64_t Server::num_connections_closed() const { return impl_->num_connections_closed(); }
 
 }  // namespace tern::http

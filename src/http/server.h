@@ -46,6 +46,7 @@ public:
     // timeout), closes every connection and joins the I/O and worker threads.
     void stop();
     int num_connections() const;
+    int64_t num_connections_closed() const;  // since the start, whoever closed them
 
     class Impl;
 

@@ -2,6 +2,7 @@
 // metadata model/hparams.cc reads, sharded input, and a clear error (and no output file) for what cannot convert.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -276,6 +277,81 @@ TEST_F(ConvertTiny, GemmaNormsGainOneAndWindowsReachTheMetadata) {
     }
 }
 
+// A scalar metadata value as text, to compare two files' metadata.
+std::string metadata_text(const GgufValue& value) {
+    std::string text = std::to_string(value.int_value) + "/" + std::to_string(value.float_value) + "/" +
+                       value.string_value + "/" + std::to_string(value.array.size());
+    for (const GgufValue& item : value.array) text += "," + metadata_text(item);
+    return text;
+}
+
+// Gemma 3's multimodal checkpoints (Gemma3ForConditionalGeneration): the sizes under text_config with
+// Gemma3TextConfig's defaults for what it leaves out, the language model's tensors under "language_model." in both
+// layouts transformers has saved, a vision tower to leave out. Each converts to the same file as the text-only
+// checkpoint of the same weights; a tensor that is neither the language model's nor the vision tower's is still
+// refused.
+TEST_F(ConvertTiny, Gemma3MultimodalConvertsItsTextModel) {
+    TinyModelSpec spec;
+    spec.architecture = "Gemma3ForCausalLM";
+    spec.explicit_head_dim = 8;
+    spec.tie = true;
+    const auto tensors = testing::write_tiny_model(hf_dir(), spec);
+    auto text_only = convert_and_open();
+    ASSERT_NE(text_only, nullptr);
+    const fs::path text_only_path = dir_ / "text-only.gguf";
+    fs::rename(out_path(), text_only_path);
+    auto reference = GgufFile::open(text_only_path.string());
+    ASSERT_TRUE(reference.is_ok());
+
+    nlohmann::json text_config = testing::tiny_config(spec);
+    text_config.erase("architectures");
+    for (const char* key : {"rope_theta", "rope_local_base_freq", "query_pre_attn_scalar"}) {
+        text_config.erase(key);  // their Gemma3TextConfig defaults: 1e6, 1e4 and 256 (head_dim is 8 here, so keep it)
+    }
+    text_config["query_pre_attn_scalar"] = spec.head_dim();
+    const nlohmann::json config = {{"architectures", {"Gemma3ForConditionalGeneration"}},
+                                   {"model_type", "gemma3"},
+                                   {"eos_token_id", {1, 2}},
+                                   {"text_config", text_config},
+                                   {"vision_config", {{"hidden_size", 4}, {"model_type", "siglip_vision_model"}}}};
+    for (const bool new_layout : {false, true}) {
+        SCOPED_TRACE(new_layout ? "model.language_model." : "language_model.model.");
+        std::map<std::string, TinyTensor> renamed;
+        for (const auto& [name, tensor] : tensors) {
+            const std::string rest = name.substr(std::string("model.").size());
+            renamed[new_layout ? "model.language_model." + rest : "language_model.model." + rest] = tensor;
+        }
+        const std::string vision = new_layout ? "model.vision_tower." : "vision_tower.";
+        const std::string projector = new_layout ? "model.multi_modal_projector." : "multi_modal_projector.";
+        renamed[vision + "vision_model.embeddings.patch_embedding.weight"] = {{4, 3}, std::vector<float>(12, 0.5f), "F32"};
+        renamed[projector + "mm_input_projection_weight"] = {{4, 16}, std::vector<float>(64, 0.25f), "F32"};
+        fs::remove_all(hf_dir());
+        testing::write_text(hf_dir() / "config.json", config.dump(2));
+        testing::write_bytes(hf_dir() / "model.safetensors", testing::safetensors_of(renamed));
+        testing::write_text(hf_dir() / "tokenizer.json", testing::tiny_bpe_tokenizer().dump());
+        auto file = convert_and_open();
+        ASSERT_NE(file, nullptr);
+        ASSERT_EQ(file->tensors().size(), reference.value()->tensors().size());
+        for (const GgufTensorInfo& expected : reference.value()->tensors()) {
+            const GgufTensorInfo* actual = file->find_tensor(expected.name);
+            ASSERT_NE(actual, nullptr) << expected.name;
+            EXPECT_EQ(actual->dims, expected.dims) << expected.name;
+            EXPECT_EQ(gguf_values(*actual), gguf_values(expected)) << expected.name;
+        }
+        for (const auto& [key, value] : reference.value()->metadata()) {
+            if (key == "general.name") continue;
+            const auto found = std::find_if(file->metadata().begin(), file->metadata().end(),
+                                            [&](const auto& entry) { return entry.first == key; });
+            ASSERT_NE(found, file->metadata().end()) << key;
+            EXPECT_EQ(metadata_text(found->second), metadata_text(value)) << key;
+        }
+        fs::remove(out_path());
+        renamed["image_newline"] = {{4}, std::vector<float>(4, 1.0f), "F32"};
+        testing::write_bytes(hf_dir() / "model.safetensors", testing::safetensors_of(renamed));
+        expect_failure("tensor 'image_newline' has no place in a gemma3 model");
+    }
+}
+
 // Mixtral: each kind of expert matrix stacked, expert after expert, into llama.cpp's 3-D tensor; the router as is.
 TEST_F(ConvertTiny, MixtralStacksItsExperts) {
     TinyModelSpec spec;
@@ -383,7 +459,8 @@ TEST_F(ConvertTiny, UnknownArchitecture) {
     config["architectures"] = {"PhiForCausalLM"};
     testing::write_text(hf_dir() / "config.json", config.dump());
     expect_failure("unknown architecture PhiForCausalLM; tern converts the llama (with Mistral and Mixtral), qwen2, "
-                   "qwen3, phi3, gemma2 and gemma3 (text, Gemma3ForCausalLM) families");
+                   "qwen3, phi3, gemma2 and gemma3 (Gemma3ForCausalLM, and Gemma3ForConditionalGeneration's text "
+                   "model) families");
 }
 
 TEST_F(ConvertTiny, MissingWrongOrExtraTensors) {

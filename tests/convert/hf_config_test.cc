@@ -50,12 +50,53 @@ TEST(HfConfig, FamiliesMapToGgufArchitectures) {
     EXPECT_EQ(parse_hf_config(config.dump(), "c").value().context_length, 32768);
 }
 
+// Gemma 3 4B's multimodal config.json as published: text_config gives the sizes, the window and rope_scaling; the
+// rest is Gemma3TextConfig's defaults, and the top level's token ids still count.
+TEST(HfConfig, Gemma3MultimodalReadsTextConfigWithItsDefaults) {
+    const json config = {{"architectures", {"Gemma3ForConditionalGeneration"}},
+                         {"eos_token_id", 106},
+                         {"text_config", {{"hidden_size", 2560}, {"intermediate_size", 10240},
+                                          {"model_type", "gemma3_text"}, {"num_hidden_layers", 34},
+                                          {"rope_scaling", {{"factor", 8.0}, {"rope_type", "linear"}}},
+                                          {"sliding_window", 1024}}},
+                         {"vision_config", {{"hidden_size", 1152}, {"model_type", "siglip_vision_model"}}}};
+    auto parsed = parse_hf_config(config.dump(), "config.json");
+    ASSERT_TRUE(parsed.is_ok()) << parsed.status().message();
+    const HfConfig& hf = parsed.value();
+    EXPECT_EQ(hf.architecture, "gemma3");
+    EXPECT_TRUE(hf.multimodal);
+    EXPECT_EQ(hf.hidden_size, 2560);
+    EXPECT_EQ(hf.num_layers, 34);
+    EXPECT_EQ(hf.num_heads, 8);
+    EXPECT_EQ(hf.num_kv_heads, 4);
+    EXPECT_EQ(hf.head_dim, 256);
+    EXPECT_EQ(hf.vocab_size, 262208);
+    EXPECT_EQ(hf.context_length, 131072);
+    EXPECT_EQ(hf.rope_theta, 1000000.0f);
+    EXPECT_EQ(hf.rope_local_base_freq, 10000.0f);
+    EXPECT_EQ(hf.rms_norm_eps, 1e-6f);
+    EXPECT_EQ(hf.sliding_window, 1024);
+    EXPECT_EQ(hf.rope_scaling, RopeScalingKind::kLinear);
+    EXPECT_EQ(hf.rope_factor, 8.0f);
+    EXPECT_TRUE(hf.tie_word_embeddings);
+    EXPECT_EQ(hf.eos_token_id, 106);
+
+    json no_text = config;
+    no_text.erase("text_config");
+    EXPECT_EQ(config_error(no_text), "config.json: a Gemma3ForConditionalGeneration config needs a 'text_config' "
+                                     "object (the language model's sizes)");
+    json no_layers = config;
+    no_layers["text_config"].erase("num_hidden_layers");
+    EXPECT_EQ(config_error(no_layers), "config.json: missing 'num_hidden_layers'");
+}
+
 TEST(HfConfig, UnknownArchitectureIsAnError) {
     json config = testing::tiny_config({});
     config["architectures"] = {"GPT2LMHeadModel"};
     EXPECT_EQ(config_error(config),
               "config.json: unknown architecture GPT2LMHeadModel; tern converts the llama (with Mistral and Mixtral), "
-              "qwen2, qwen3, phi3, gemma2 and gemma3 (text, Gemma3ForCausalLM) families");
+              "qwen2, qwen3, phi3, gemma2 and gemma3 (Gemma3ForCausalLM, and Gemma3ForConditionalGeneration's text "
+              "model) families");
     config.erase("architectures");
     EXPECT_NE(config_error(config).find("missing 'architectures'"), std::string::npos);
 }

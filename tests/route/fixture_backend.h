@@ -49,6 +49,7 @@ public:
     int cancelled() const { return cancelled_.load(); }  // answers whose client left first
     int active() const { return active_.load(); }        // answers under way
     int connections() const { return server_->num_connections(); }  // open client connections
+    int64_t connections_closed() const { return server_->num_connections_closed(); }
     void set_mode(FixtureMode mode);
     void set_ready(bool ready);
     void set_load(double waiting, double kv_usage);
