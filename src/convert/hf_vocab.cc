@@ -154,6 +154,7 @@ Result<GgufVocab> read_hf_vocab(const std::string& hf_dir, const HfConfig& confi
         TERN_ASSIGN_OR_RETURN(tokenizer_config, read_strict_json_file((dir / "tokenizer_config.json").string()));
     }
     if (vocab.model == "llama") TERN_RETURN_IF_ERROR(apply_spm_added_tokens(dir, tokenizer_config, &vocab));
+    if (vocab.model == "llama" && config.is_gemma()) vocab.add_space_prefix = false;
     const json* added_tokens = member(tokenizer_json, "added_tokens");
     apply_tokenizer_config(tokenizer_config, added_tokens != nullptr ? *added_tokens : json(), &vocab);
     TERN_RETURN_IF_ERROR(read_chat_template(dir, tokenizer_config, &vocab));
@@ -176,6 +177,7 @@ void write_vocab_metadata(const GgufVocab& vocab, GgufWriter* writer) {
     add_id("tokenizer.ggml.padding_token_id", vocab.pad_id);
     if (vocab.add_bos) writer->add_bool("tokenizer.ggml.add_bos_token", *vocab.add_bos);
     if (vocab.add_eos) writer->add_bool("tokenizer.ggml.add_eos_token", *vocab.add_eos);
+    if (vocab.add_space_prefix) writer->add_bool("tokenizer.ggml.add_space_prefix", *vocab.add_space_prefix);
     if (!vocab.chat_template.empty()) writer->add_string("tokenizer.chat_template", vocab.chat_template);
     for (const auto& [name, text] : vocab.named_chat_templates) {
         writer->add_string("tokenizer.chat_template." + name, text);

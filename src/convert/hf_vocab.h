@@ -32,6 +32,9 @@ struct GgufVocab {
     std::optional<int32_t> pad_id;
     std::optional<bool> add_bos;
     std::optional<bool> add_eos;
+    // SentencePiece: whether a space is put before the text (readers' default: yes). Gemma's tokenizers do not,
+    // which llama.cpp's converter writes as false.
+    std::optional<bool> add_space_prefix;
     std::string chat_template;        // empty: none
     std::vector<std::pair<std::string, std::string>> named_chat_templates;  // tokenizer.chat_template.NAME
 };

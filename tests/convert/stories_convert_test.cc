@@ -9,15 +9,20 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <unistd.h>
 
 #include "base/fp16.h"
 #include "convert/converter.h"
+#include "convert/hf_config.h"
+#include "convert/hf_vocab.h"
 #include "e2e/run_command.h"
 #include "formats/gguf.h"
+#include "formats/gguf_writer.h"
 #include "model/model.h"
+#include "tiny_hf_model.h"
 #include "tokenizer/tokenizer.h"
 
 namespace tern {
@@ -124,7 +129,9 @@ TEST_F(StoriesConvert, GreedyIdsAndLogitsMatchTheReferenceGguf) {
 }
 
 // The .inp/.out golden cases of llama.cpp's test-tokenizer-0 layout.
-std::vector<std::pair<std::string, std::vector<int32_t>>> golden_cases() {
+// stories260K's golden texts with the ids of `out_path` (by default llama.cpp's for the stories260K file).
+std::vector<std::pair<std::string, std::vector<int32_t>>> golden_cases(const std::string& out_path =
+                                                                           kReferenceGguf + ".out") {
     const std::string inputs = read_text(kReferenceGguf + ".inp");
     const std::string separator = "\n__ggml_vocab_test__\n";
     std::vector<std::string> texts;
@@ -135,7 +142,7 @@ std::vector<std::pair<std::string, std::vector<int32_t>>> golden_cases() {
         pos = next + separator.size();
     }
     std::vector<std::pair<std::string, std::vector<int32_t>>> cases;
-    std::istringstream outputs(read_text(kReferenceGguf + ".out"));
+    std::istringstream outputs(read_text(out_path));
     size_t index = 0;
     for (std::string line; std::getline(outputs, line); ++index) {
         std::vector<int32_t> ids;
@@ -173,6 +180,74 @@ TEST_F(StoriesConvert, TokenizerMatchesTheReferenceGguf) {
         EXPECT_EQ(ours.value()->encode(text, false, false), ids) << text;
         EXPECT_EQ(ours.value()->encode(text, true, false), reference.value()->encode(text, true, false)) << text;
     }
+}
+
+// Gemma's SentencePiece tokenizers put no space before the text: converted under a Gemma config.json, stories260K's
+// tokenizer.model is written with add_space_prefix false (as llama.cpp's converter writes Gemma's), so "Hello world"
+// encodes as the llama file encodes it only once the space is typed.
+TEST_F(StoriesConvert, GemmaSentencePieceAddsNoSpacePrefix) {
+    std::map<std::string, std::vector<int32_t>> encoded;
+    for (const char* architecture : {"LlamaForCausalLM", "Gemma2ForCausalLM", "Gemma3ForCausalLM"}) {
+        SCOPED_TRACE(architecture);
+        testing::TinyModelSpec spec;
+        spec.architecture = architecture;
+        spec.vocab = 512;
+        auto config = parse_hf_config(testing::tiny_config(spec).dump(), "config.json");
+        ASSERT_TRUE(config.is_ok()) << config.status().message();
+        auto vocab = read_hf_vocab((kStoriesDir / "hf").string(), config.value());
+        ASSERT_TRUE(vocab.is_ok()) << vocab.status().message();
+        GgufWriter writer;
+        write_vocab_metadata(vocab.value(), &writer);
+        const std::string path = (*dir_ / (std::string(architecture) + "-vocab.gguf")).string();
+        ASSERT_TRUE(writer.write(path).is_ok());
+        auto file = GgufFile::open(path);
+        ASSERT_TRUE(file.is_ok()) << file.status().message();
+        const bool gemma = config.value().is_gemma();
+        const std::optional<bool> prefix = file.value()->get_bool("tokenizer.ggml.add_space_prefix");
+        EXPECT_EQ(prefix, gemma ? std::optional<bool>(false) : std::nullopt);
+        auto tokenizer = Tokenizer::from_gguf(*file.value());
+        ASSERT_TRUE(tokenizer.is_ok()) << tokenizer.status().message();
+        encoded[architecture] = tokenizer.value()->encode("Hello world", false, false);
+        if (gemma) {
+            EXPECT_EQ(tokenizer.value()->encode(" Hello world", false, false), encoded["LlamaForCausalLM"]);
+        }
+    }
+    EXPECT_NE(encoded["Gemma2ForCausalLM"], encoded["LlamaForCausalLM"]);
+    EXPECT_EQ(encoded["Gemma3ForCausalLM"], encoded["Gemma2ForCausalLM"]);
+}
+
+// Gemma's SentencePiece against llama.cpp: a one-layer Gemma 3 folder carrying stories260K's tokenizer.model,
+// converted, tokenizes every golden text as llama-server tokenized the same conversion
+// (tests/convert/data/gemma-spm.out, written by scripts/gen-gemma-tokenizer-golden).
+TEST_F(StoriesConvert, GemmaSentencePieceMatchesLlamaCpp) {
+    testing::TinyModelSpec spec;
+    spec.architecture = "Gemma3ForCausalLM";
+    spec.vocab = 512;
+    spec.layers = 1;
+    spec.explicit_head_dim = 8;
+    spec.tie = true;
+    const fs::path folder = *dir_ / "gemma-spm";
+    fs::remove_all(folder);
+    testing::write_tiny_model(folder, spec);
+    fs::remove(folder / "tokenizer.json");
+    fs::copy_file(kStoriesDir / "hf" / "tokenizer.model", folder / "tokenizer.model");
+    const std::string path = (*dir_ / "gemma-spm.gguf").string();
+    auto summary = convert_hf_to_gguf(folder.string(), path, ConvertOptions{DType::kF32});
+    ASSERT_TRUE(summary.is_ok()) << summary.status().message();
+    auto file = GgufFile::open(path);
+    ASSERT_TRUE(file.is_ok()) << file.status().message();
+    auto tokenizer = Tokenizer::from_gguf(*file.value());
+    ASSERT_TRUE(tokenizer.is_ok()) << tokenizer.status().message();
+    const auto llama_file = golden_cases();
+    const auto cases = golden_cases((fs::path(TERN_CONVERT_DATA_DIR) / "gemma-spm.out").string());
+    ASSERT_EQ(cases.size(), llama_file.size());
+    size_t differing = 0;
+    for (size_t index = 0; index < cases.size(); ++index) {
+        const auto& [text, ids] = cases[index];
+        EXPECT_EQ(tokenizer.value()->encode(text, false, false), ids) << text;
+        if (ids != llama_file[index].second) ++differing;
+    }
+    EXPECT_GT(differing, cases.size() / 2);  // the space prefix changes most texts' ids: the cases test something
 }
 
 TEST_F(StoriesConvert, HalfTypesRoundEachWeightOnce) {
