@@ -19,7 +19,7 @@ struct QueryRun {
 
 class AttentionSplit {
 public:
-    static constexpr int64_t kQueriesPerRun = 2;
+    static constexpr int64_t kQueriesPerRun = 4;  // what attention_queries serves at once (4 queries of 4 heads)
 
     // Regroups the batch (its tokens' positions and sequences) for `kv_heads` heads into `num_parts` parts; the
     // buffers are reused from one call to the next.

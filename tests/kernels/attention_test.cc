@@ -144,15 +144,17 @@ TEST(Attention, EveryIsaAndKvTypeMatchesFloat64Softmax) {
 }
 
 // A prefill chunk's queries through attention_queries get exactly the bits each gets from attention_group alone
-// (so results do not depend on how prompts are chunked): head counts on both sides of the pair kernel's 5-8,
-// chunks that start inside a block and end on one, block sizes that split the 16-row tiles, every KV type.
+// (so results do not depend on how prompts are chunked): head counts on both sides of the lane kernels' 4 (four
+// queries at a time) and 5-8 (two), chunks that start inside a block and end on one, block sizes that split the
+// 16-row tiles, every KV type.
 TEST(Attention, QueriesOfAChunkEqualEachQueryAlone) {
     struct ChunkShape {
         int64_t num_heads, head_dim, first_num_keys, num_queries, block_size;
     };
     const ChunkShape shapes[] = {{8, 64, 1, 7, 16},  {8, 64, 15, 4, 16}, {7, 64, 30, 5, 16}, {8, 128, 16, 33, 16},
                                  {5, 64, 3, 6, 5},   {4, 64, 10, 5, 16}, {2, 32, 1, 3, 16},  {14, 64, 20, 4, 16},
-                                 {8, 64, 47, 2, 1},  {6, 32, 1, 1, 16}};
+                                 {8, 64, 47, 2, 1},  {6, 32, 1, 1, 16},  {4, 128, 16, 11, 16}, {4, 64, 1, 8, 5},
+                                 {4, 64, 29, 4, 16}, {3, 64, 5, 6, 16}};
     for (Isa isa : {Isa::kRef, Isa::kAvx2, Isa::kAvx512}) {
         const KernelTable* table = kernel_table(isa);
         if (table == nullptr) continue;

@@ -34,27 +34,27 @@ TEST(AttentionSplit, CausalPrefillPartsReadAsManyKeys) {
     AttentionSplit split;
     for (int num_parts : {2, 3, 8}) {
         split.build(positions, slots, 4, num_parts);
-        ASSERT_EQ(split.runs().size(), 1000u);  // pairs of consecutive tokens
+        ASSERT_EQ(split.runs().size(), 500u);  // runs of four consecutive tokens
         ASSERT_EQ(split.num_parts(), num_parts);
         EXPECT_EQ(split.part_begin(0), 0);
-        EXPECT_EQ(split.part_begin(num_parts), 1000 * 4);
+        EXPECT_EQ(split.part_begin(num_parts), 500 * 4);
         const std::vector<int64_t> costs = part_costs(split, positions, 4);
         const int64_t total = std::accumulate(costs.begin(), costs.end(), int64_t{0});
-        // Within one unit (a run of two tokens near the end: about 4100 keys) of an even share.
+        // Within one unit (a run of four tokens near the end: about 8100 keys) of an even share.
         for (int64_t cost : costs) {
-            EXPECT_NEAR(static_cast<double>(cost), static_cast<double>(total) / num_parts, 4200.0);
+            EXPECT_NEAR(static_cast<double>(cost), static_cast<double>(total) / num_parts, 8200.0);
         }
     }
     // An even split by count would give the first of two threads a quarter of the keys.
     split.build(positions, slots, 4, 2);
-    EXPECT_GT(split.part_begin(1), 1000 * 4 / 2);
+    EXPECT_GT(split.part_begin(1), 500 * 4 / 2);
 }
 
 TEST(AttentionSplit, RunsFollowSequencesAndPositions) {
     AttentionSplit split;
     // Two decodes, a chunk of 5 of sequence 2 (positions 10..14), then a token of sequence 2 that does not follow.
     split.build({7, 30, 10, 11, 12, 13, 14, 40}, {0, 1, 2, 2, 2, 2, 2, 2}, 1, 1);
-    const std::vector<std::pair<int64_t, int64_t>> expected = {{0, 1}, {1, 1}, {2, 2}, {4, 2}, {6, 1}, {7, 1}};
+    const std::vector<std::pair<int64_t, int64_t>> expected = {{0, 1}, {1, 1}, {2, 4}, {6, 1}, {7, 1}};
     ASSERT_EQ(split.runs().size(), expected.size());
     for (size_t idx = 0; idx < expected.size(); ++idx) {
         EXPECT_EQ(split.runs()[idx].first_token, expected[idx].first);
