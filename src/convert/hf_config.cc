@@ -49,7 +49,9 @@ Result<nlohmann::json> gemma3_text_view(const nlohmann::json& json, const std::s
     view.erase("text_config");
     view.erase("vision_config");
     for (const auto& [key, value] : text->items()) view[key] = value;
+    const bool rope_parameters = view.contains("rope_parameters");  // transformers 5: refused below, not defaulted
     for (const auto& [key, value] : kGemma3TextDefaults) {
+        if (rope_parameters && key.starts_with("rope_")) continue;
         if (!view.contains(key) || view[key].is_null()) view[std::string(key)] = value;
     }
     return view;
@@ -292,6 +294,13 @@ Result<HfConfig> config_from_json(const nlohmann::json& top_level, const std::st
     TERN_RETURN_IF_ERROR(read_architecture(reader, &config));
     config.multimodal = multimodal_gemma3;
     TERN_RETURN_IF_ERROR(read_sizes(reader, &config));
+    if (reader.get(json, "rope_parameters") != nullptr && reader.get(json, "rope_theta") == nullptr) {
+        // transformers 5 moved the RoPE bases there (per layer type for Gemma 3); converting without them would
+        // rotate with a default base and give a model that runs but answers wrongly.
+        return invalid_argument(fmt::format("{}: RoPE settings under 'rope_parameters' (transformers 5) are not read "
+                                            "yet; add 'rope_theta' (and Gemma 3's 'rope_local_base_freq') from it",
+                                            label));
+    }
     TERN_RETURN_IF_ERROR(read_rope_scaling(reader, &config));
     TERN_RETURN_IF_ERROR(reader.positive_int("sliding_window", &config.sliding_window, false));
     if (config.is_gemma()) TERN_RETURN_IF_ERROR(read_gemma(reader, &config));

@@ -85,6 +85,10 @@ TEST(HfConfig, Gemma3MultimodalReadsTextConfigWithItsDefaults) {
     no_text.erase("text_config");
     EXPECT_EQ(config_error(no_text), "config.json: a Gemma3ForConditionalGeneration config needs a 'text_config' "
                                      "object (the language model's sizes)");
+    json transformers5 = config;
+    transformers5["text_config"]["rope_parameters"] = {{"full_attention", {{"rope_theta", 1000000.0}}}};
+    EXPECT_NE(config_error(transformers5).find("'rope_parameters' (transformers 5) are not read yet"),
+              std::string::npos) << config_error(transformers5);
     json no_layers = config;
     no_layers["text_config"].erase("num_hidden_layers");
     EXPECT_EQ(config_error(no_layers), "config.json: missing 'num_hidden_layers'");
