@@ -41,6 +41,11 @@ void fill_normal(uint64_t seed, float stddev, float* out, int64_t count) {
     }
 }
 
+// The seed of one row's values in a tensor seeded `tensor_seed`.
+uint64_t row_seed(uint64_t tensor_seed, int64_t row_idx) {
+    return splitmix64(tensor_seed + static_cast<uint64_t>(row_idx));
+}
+
 // predecessor[j]: the token before j in one random cycle through all `count` tokens (Fisher-Yates order).
 std::vector<int64_t> random_cycle_predecessors(int64_t count, uint64_t seed) {
     std::vector<int64_t> order(static_cast<size_t>(count));
@@ -52,7 +57,8 @@ std::vector<int64_t> random_cycle_predecessors(int64_t count, uint64_t seed) {
     }
     std::vector<int64_t> predecessor(static_cast<size_t>(count));
     for (int64_t idx = 0; idx < count; ++idx) {
-        predecessor[static_cast<size_t>(order[static_cast<size_t>((idx + 1) % count)])] = order[static_cast<size_t>(idx)];
+        const int64_t next = order[static_cast<size_t>((idx + 1) % count)];
+        predecessor[static_cast<size_t>(next)] = order[static_cast<size_t>(idx)];
     }
     return predecessor;
 }
@@ -65,18 +71,22 @@ public:
         rows(name, {row_length, num_rows}, num_rows, synth_tensor_type(options_.weight_type, row_length, is_output));
     }
 
-    // The token embeddings and the output matrix of SynthOptions::successor_gain: output row j is embedding row
-    // predecessor[j] before the gain.
-    void successor_matrices(int64_t dim, int64_t vocab_size) {
-        const uint64_t embedding_seed = hash_name("token_embd.weight", options_.seed);
+    // The token embeddings; with SynthOptions::successor_gain, scaled by it.
+    void token_embeddings(int64_t dim, int64_t vocab_size, bool tied) {
+        const uint64_t seed = hash_name("token_embd.weight", options_.seed);
+        rows("token_embd.weight", {dim, vocab_size}, vocab_size, synth_tensor_type(options_.weight_type, dim, tied),
+             [seed](int64_t row_idx) { return row_seed(seed, row_idx); },
+             options_.successor_gain > 0.0f ? options_.successor_gain : 1.0f);
+    }
+
+    // The untied output matrix: random rows, or with SynthOptions::successor_gain, row j = the embedding row of the
+    // token before j in a random cycle (before the gain), so that a token's hidden state points at its successor.
+    void output_matrix(int64_t dim, int64_t vocab_size) {
+        if (options_.successor_gain <= 0.0f) return matrix("output.weight", dim, vocab_size, true);
+        const uint64_t seed = hash_name("token_embd.weight", options_.seed);
         const std::vector<int64_t> predecessor = random_cycle_predecessors(vocab_size, options_.seed);
-        rows("token_embd.weight", {dim, vocab_size}, vocab_size, synth_tensor_type(options_.weight_type, dim, false),
-             [=](int64_t row_idx) { return splitmix64(embedding_seed + static_cast<uint64_t>(row_idx)); },
-             options_.successor_gain);
         rows("output.weight", {dim, vocab_size}, vocab_size, synth_tensor_type(options_.weight_type, dim, true),
-             [=](int64_t row_idx) {
-                 return splitmix64(embedding_seed + static_cast<uint64_t>(predecessor[static_cast<size_t>(row_idx)]));
-             });
+             [=](int64_t row_idx) { return row_seed(seed, predecessor[static_cast<size_t>(row_idx)]); });
     }
 
     // `count` matrices of num_rows rows in one 3-D tensor: a mixture of experts' gate, up or down matrices.
@@ -89,12 +99,12 @@ public:
     void rows(const std::string& name, std::vector<int64_t> dims, int64_t num_rows, DType type) {
         const uint64_t seed = hash_name(name, options_.seed);
         rows(name, std::move(dims), num_rows, type,
-             [seed](int64_t row_idx) { return splitmix64(seed + static_cast<uint64_t>(row_idx)); });
+             [seed](int64_t row_idx) { return row_seed(seed, row_idx); });
     }
 
-    // The same with each row's values drawn from row_seed(row) and multiplied by `scale`.
+    // The same with each row's values drawn from seed_of_row(row) and multiplied by `scale`.
     void rows(const std::string& name, std::vector<int64_t> dims, int64_t num_rows, DType type,
-              std::function<uint64_t(int64_t)> row_seed, float scale = 1.0f) {
+              std::function<uint64_t(int64_t)> seed_of_row, float scale = 1.0f) {
         const int64_t row_length = dims[0];
         ThreadPool* pool = pool_;
         writer_.add_tensor(name, type, dims, [=](uint8_t* dst) {
@@ -102,7 +112,7 @@ public:
             pool->parallel_for(num_rows, [&](int64_t begin, int64_t end, int) {
                 std::vector<float> row(static_cast<size_t>(row_length));
                 for (int64_t row_idx = begin; row_idx < end; ++row_idx) {
-                    fill_normal(row_seed(row_idx), 0.02f * scale, row.data(), row_length);
+                    fill_normal(seed_of_row(row_idx), 0.02f * scale, row.data(), row_length);
                     quantize_row(type, row.data(), dst + row_idx * stride, row_length);
                 }
             });
@@ -268,22 +278,19 @@ Status write_synth_model(const ModelPreset& preset, const SynthOptions& options,
     // Phi-3's chat tokens end its vocabulary (llama.cpp's loader looks them up by text for this architecture).
     if (preset.architecture == "phi3") replace_last_tokens(&vocab, {"<|endoftext|>", "<|assistant|>", "<|system|>",
                                                                    "<|end|>", "<|user|>"});
-    if (options.successor_gain < 0.0f || (options.successor_gain > 0.0f && preset.tied_embeddings)) {
-        return invalid_argument(fmt::format("a successor gain needs a positive value and a preset with its own output "
-                                            "matrix; {} ties it to the embeddings", preset.name));
+    if (options.successor_gain < 0.0f) {
+        return invalid_argument(fmt::format("a successor gain must be >= 0, got {}", options.successor_gain));
+    }
+    if (options.successor_gain > 0.0f && preset.tied_embeddings) {
+        return invalid_argument(fmt::format("a successor gain needs a preset with its own output matrix; {} ties it "
+                                            "to the embeddings", preset.name));
     }
     SynthBuilder builder(options, pool);
     add_hparams(preset, options, &builder.writer());
     add_vocab_metadata(vocab, &builder.writer());
-    const std::vector<float> output_norm(static_cast<size_t>(preset.embedding_dim), 1.0f);
-    if (options.successor_gain > 0.0f) {
-        builder.successor_matrices(preset.embedding_dim, preset.vocab_size);
-        builder.vector("output_norm.weight", output_norm);
-    } else {
-        builder.matrix("token_embd.weight", preset.embedding_dim, preset.vocab_size, preset.tied_embeddings);
-        builder.vector("output_norm.weight", output_norm);
-        if (!preset.tied_embeddings) builder.matrix("output.weight", preset.embedding_dim, preset.vocab_size, true);
-    }
+    builder.token_embeddings(preset.embedding_dim, preset.vocab_size, preset.tied_embeddings);
+    builder.vector("output_norm.weight", std::vector<float>(static_cast<size_t>(preset.embedding_dim), 1.0f));
+    if (!preset.tied_embeddings) builder.output_matrix(preset.embedding_dim, preset.vocab_size);
     if (preset.llama3_rope_scaling) {
         builder.vector("rope_freqs.weight", llama3_rope_factors(preset.q_dim() / preset.num_heads,
                                                                 preset.rope_freq_base, 8.0f, 1.0f, 4.0f, 8192));
